@@ -1,0 +1,36 @@
+GO ?= go
+BIN := bin/mcp-conform
+# Arguments for `make run`, e.g. make run ARGS="serve --addr 127.0.0.1:9000".
+ARGS ?= serve
+
+.PHONY: all build test test-race run lint fmt bench flake clean
+
+all: lint build test
+
+build:
+	$(GO) build -o $(BIN) ./cmd/mcp-conform
+
+# The test command CI runs: lint, then every package with the race detector.
+test: lint
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+run:
+	$(GO) run ./cmd/mcp-conform $(ARGS)
+
+lint:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w .
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# Repeats the tests to catch flakes: make flake N=10
+N ?= 10
+flake:
+	$(GO) test -race -count=$(N) -timeout 60m ./...
+
+clean:
+	rm -rf bin

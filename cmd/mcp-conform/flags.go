@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("empty value")
+	}
+	*l = append(*l, v)
+	return nil
+}
+
+// bearerTokens is the repeatable NAME=TOKEN flag.
+type bearerTokens struct {
+	byToken map[string]string
+}
+
+func (b *bearerTokens) String() string {
+	if b == nil {
+		return ""
+	}
+	names := make([]string, 0, len(b.byToken))
+	for _, n := range b.byToken {
+		names = append(names, n+"=***")
+	}
+	return strings.Join(names, ",")
+}
+
+func (b *bearerTokens) Set(v string) error {
+	name, token, ok := strings.Cut(v, "=")
+	if !ok || name == "" || token == "" {
+		return fmt.Errorf("want NAME=TOKEN, got %q", v)
+	}
+	if strings.ContainsAny(token, " \t\r\n") {
+		return fmt.Errorf("token for %q contains whitespace", name)
+	}
+	if b.byToken == nil {
+		b.byToken = map[string]string{}
+	}
+	if other, dup := b.byToken[token]; dup && other != name {
+		return fmt.Errorf("token for %q is already used by %q", name, other)
+	}
+	b.byToken[token] = name
+	return nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/reference/server"
+)
+
+// shutdownTimeout bounds a clean shutdown after SIGINT/SIGTERM.
+const shutdownTimeout = 5 * time.Second
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address; port 0 picks a free port")
+	path := fs.String("path", "/mcp", "URL path of the MCP endpoint")
+	var cfg server.Config
+	fs.DurationVar(&cfg.ReaperInterval, "reaper-interval", server.DefaultReaperInterval, "how often idle sessions are looked for")
+	fs.DurationVar(&cfg.IdleThreshold, "idle-threshold", server.DefaultIdleThreshold, "inactivity after which a session's grace period starts")
+	fs.DurationVar(&cfg.GracePeriod, "grace-period", server.DefaultGracePeriod, "how long an idle session survives before it expires")
+	expired := fs.String("expired-response", string(server.ExpiredEnvelope), "answer for an unknown or expired session id: envelope (404, -32003) or plain (404, -32001)")
+	fs.BoolVar(&cfg.RecoveryHint, "recovery-hint", false, "answer a stale session id with 404 plus the id of a new, initialized session")
+	tokens := &bearerTokens{}
+	fs.Var(tokens, "bearer-token", "NAME=TOKEN: require 'Authorization: Bearer TOKEN' and bind sessions to principal NAME (repeatable)")
+	var origins stringList
+	fs.Var(&origins, "allowed-origin", "an Origin allowed to call the server, e.g. https://app.example (repeatable; default: localhost origins on any port)")
+	fs.DurationVar(&cfg.ResumeTokenTTL, "resume-token-ttl", 0, "lifetime of job resume tokens (default idle threshold + grace period + 10m)")
+	fs.DurationVar(&cfg.EventMaxAge, "event-max-age", server.DefaultEventMaxAge, "events older than this are evicted from the replay store")
+	fs.DurationVar(&cfg.EventCleanupInterval, "event-cleanup-interval", server.DefaultEventCleanupInterval, "how often old events are evicted")
+	fs.Int64Var(&cfg.EventMaxBytes, "event-max-bytes", server.DefaultEventMaxBytes, "bound on the replay store's size; the oldest events go first")
+	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest POST body accepted")
+	fs.IntVar(&cfg.MaxSessions, "max-sessions", server.DefaultMaxSessions, "most sessions held at once; more get 503")
+	logLevel := fs.String("log-level", "info", "lifecycle log level on stderr: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: mcp-conform serve [flags]\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	}
+	if !strings.HasPrefix(*path, "/") {
+		return usageError{fmt.Errorf("--path must start with /, got %q", *path)}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usageError{fmt.Errorf("--log-level: %v", err)}
+	}
+	cfg.ExpiredResponse = server.ExpiredResponse(*expired)
+	cfg.BearerTokens = tokens.byToken
+	cfg.AllowedOrigins = origins
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	srv, err := server.New(cfg)
+	if err != nil {
+		return usageError{err}
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return serveUntilDone(ctx, srv, ln, *path, stdout, cfg.Logger)
+}
+
+// serveUntilDone serves srv on ln until ctx ends, then shuts down cleanly.
+func serveUntilDone(ctx context.Context, srv *server.Server, ln net.Listener, path string, stdout io.Writer, log *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle(path, srv)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	runCtx, stopRun := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { srv.Run(runCtx); close(ran) }()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	fmt.Fprintf(stdout, "listening on http://%s%s\n", ln.Addr(), path)
+	var err error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err = <-served:
+	}
+	// Ending the sessions first releases their hanging SSE responses, which
+	// http.Server.Shutdown would otherwise wait for.
+	stopRun()
+	<-ran
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if serr := hs.Shutdown(sctx); serr != nil {
+		hs.Close()
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,62 @@
+package jobs
+
+import (
+	"crypto/rand"
+	"fmt"
+
+	"k8s.io/utils/clock"
+)
+
+// run advances j one step per interval on the store's clock until it
+// completes or the store is closed.
+func (s *Store) run(j *job) {
+	defer s.wg.Done()
+
+	var timer clock.Timer
+	if j.interval > 0 {
+		timer = s.clk.NewTimer(j.interval)
+		defer timer.Stop()
+	}
+	for {
+		if timer != nil {
+			select {
+			case <-timer.C():
+			case <-s.done:
+				return
+			}
+		} else {
+			select {
+			case <-s.done:
+				return
+			default:
+			}
+		}
+
+		s.mu.Lock()
+		j.progress++
+		last := j.progress == j.steps
+		if last {
+			s.completeLocked(j)
+		}
+		s.mu.Unlock()
+		if last {
+			return
+		}
+		// Rearm only after progress is recorded, so anyone who sees the
+		// timer armed again also sees the step.
+		if timer != nil {
+			timer.Reset(j.interval)
+		}
+	}
+}
+
+func (s *Store) completeLocked(j *job) {
+	now := s.clk.Now()
+	j.status = StatusCompleted
+	j.completedAt = now
+	j.result = fmt.Sprintf("conversation %s turn %d: completed %d steps", j.convID, j.turn, j.steps)
+	j.token = rand.Text()
+	s.tokens[j.token] = tokenEntry{convID: j.convID, turn: j.turn, expires: now.Add(s.tokenTTL)}
+	s.running--
+	close(j.finished)
+}

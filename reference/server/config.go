@@ -1,0 +1,144 @@
+// Package server is the reference MCP Streamable HTTP server: a session table
+// around the official Go SDK that survives page refreshes, idle clients,
+// dropped streams and restarts (see BEHAVIOURS.md for the catalogue).
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// ExpiredResponse selects what a request with an unknown or expired session id gets.
+type ExpiredResponse string
+
+const (
+	// ExpiredEnvelope answers 404 with the -32003 "session expired" envelope.
+	ExpiredEnvelope ExpiredResponse = "envelope"
+	// ExpiredPlain answers 404 with a plain JSON-RPC error (-32001, "Session not found").
+	ExpiredPlain ExpiredResponse = "plain"
+)
+
+// Production defaults from the behaviour catalogue.
+const (
+	DefaultReaperInterval       = time.Minute
+	DefaultIdleThreshold        = 2 * time.Minute
+	DefaultGracePeriod          = 10 * time.Minute
+	DefaultEventMaxAge          = 10 * time.Minute
+	DefaultEventCleanupInterval = 5 * time.Minute
+	DefaultEventMaxBytes        = 10 << 20
+	DefaultSSEKeepAlive         = 15 * time.Second
+	DefaultSSERetry             = time.Second
+	DefaultMaxBodyBytes         = 4 << 20
+	DefaultMaxSessions          = 10000
+	// resumeTokenSlack is added to idle threshold + grace period for the
+	// default resume-token lifetime, so a token outlives the session it came from.
+	resumeTokenSlack = 10 * time.Minute
+)
+
+// Config holds every knob of the reference server. Zero values take the
+// production defaults (see Defaults); tests shorten the timings.
+type Config struct {
+	ReaperInterval  time.Duration
+	IdleThreshold   time.Duration
+	GracePeriod     time.Duration
+	ExpiredResponse ExpiredResponse
+	// RecoveryHint answers a stale session id with 404 plus the id of a new,
+	// already initialized session (RESTART-HINT).
+	RecoveryHint bool
+	// BearerTokens maps token -> principal name. Empty means no authentication.
+	BearerTokens map[string]string
+	// AllowedOrigins lists exact Origin values that may call the server.
+	// Empty means localhost, 127.0.0.1 and [::1] origins on any port.
+	AllowedOrigins []string
+	// ResumeTokenTTL is how long a job resume token stays valid.
+	// Zero means IdleThreshold + GracePeriod + 10 minutes.
+	ResumeTokenTTL time.Duration
+
+	EventMaxAge          time.Duration
+	EventCleanupInterval time.Duration
+	EventMaxBytes        int64
+	// SSEKeepAlive is the interval of comment lines on quiet SSE streams; negative disables them.
+	SSEKeepAlive time.Duration
+	// SSERetry is the retry hint sent before the server closes a stream on purpose.
+	SSERetry time.Duration
+
+	MaxBodyBytes int64
+	MaxSessions  int
+
+	Clock  clock.WithTickerAndDelayedExecution
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with zero fields replaced by production defaults.
+func (c Config) withDefaults() Config {
+	setDur := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	setDur(&c.ReaperInterval, DefaultReaperInterval)
+	setDur(&c.IdleThreshold, DefaultIdleThreshold)
+	setDur(&c.GracePeriod, DefaultGracePeriod)
+	setDur(&c.EventMaxAge, DefaultEventMaxAge)
+	setDur(&c.EventCleanupInterval, DefaultEventCleanupInterval)
+	setDur(&c.SSEKeepAlive, DefaultSSEKeepAlive)
+	setDur(&c.SSERetry, DefaultSSERetry)
+	setDur(&c.ResumeTokenTTL, c.IdleThreshold+c.GracePeriod+resumeTokenSlack)
+	if c.ExpiredResponse == "" {
+		c.ExpiredResponse = ExpiredEnvelope
+	}
+	if c.EventMaxBytes == 0 {
+		c.EventMaxBytes = DefaultEventMaxBytes
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxSessions == 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// validate reports the first nonsensical setting, worded for a CLI user.
+func (c Config) validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"reaper interval", c.ReaperInterval},
+		{"idle threshold", c.IdleThreshold},
+		{"grace period", c.GracePeriod},
+		{"event max age", c.EventMaxAge},
+		{"event cleanup interval", c.EventCleanupInterval},
+		{"SSE retry", c.SSERetry},
+		{"resume token TTL", c.ResumeTokenTTL},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s must be positive, got %v", d.name, d.v)
+		}
+	}
+	switch c.ExpiredResponse {
+	case ExpiredEnvelope, ExpiredPlain:
+	default:
+		return fmt.Errorf("expired response must be %q or %q, got %q", ExpiredEnvelope, ExpiredPlain, c.ExpiredResponse)
+	}
+	if c.EventMaxBytes < 0 || c.MaxBodyBytes < 0 || c.MaxSessions < 0 {
+		return errors.New("size limits must not be negative")
+	}
+	for token, name := range c.BearerTokens {
+		if token == "" || name == "" {
+			return errors.New("bearer tokens need a non-empty principal name and token")
+		}
+	}
+	return nil
+}

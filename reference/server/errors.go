@@ -1,0 +1,68 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// JSON-RPC error codes used at the HTTP layer.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	// CodeSessionNotFound is the TypeScript SDK's convention, used by the plain answer.
+	CodeSessionNotFound = -32001
+	// CodeSessionExpired is the envelope code from the design documents.
+	CodeSessionExpired = -32003
+)
+
+// ResumeHint tells a client which tool continues an interrupted operation
+// and which of its arguments carries the resume token.
+type ResumeHint struct {
+	Method string `json:"method"`
+	Via    string `json:"via"`
+}
+
+// referenceResumeHint names the reference server's job_start tool.
+var referenceResumeHint = ResumeHint{Method: "job_start", Via: "resume_token"}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+type rpcErrorResponse struct {
+	JSONRPC string   `json:"jsonrpc"`
+	Error   rpcError `json:"error"`
+	ID      any      `json:"id"`
+}
+
+// expiredData is the envelope's data member.
+type expiredData struct {
+	Reason string      `json:"reason"`
+	Resume *ResumeHint `json:"resume,omitempty"`
+}
+
+// writeRPCError writes a JSON-RPC error response with id null, so that clients
+// that only parse JSON-RPC still get a readable reason with any status.
+func writeRPCError(w http.ResponseWriter, status, code int, message string, data any) {
+	body, _ := json.Marshal(rpcErrorResponse{
+		JSONRPC: "2.0",
+		Error:   rpcError{Code: code, Message: message, Data: data},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// writeSessionGone answers a request whose session id is unknown or expired.
+func (s *Server) writeSessionGone(w http.ResponseWriter) {
+	if s.cfg.ExpiredResponse == ExpiredPlain {
+		writeRPCError(w, http.StatusNotFound, CodeSessionNotFound, "Session not found", nil)
+		return
+	}
+	hint := referenceResumeHint
+	writeRPCError(w, http.StatusNotFound, CodeSessionExpired, "Session expired; reinitialize",
+		expiredData{Reason: "session_expired", Resume: &hint})
+}

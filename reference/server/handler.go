@@ -1,0 +1,300 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// getReplaceTimeout bounds how long a new standalone GET waits for the one it
+// replaces to let go of the go-sdk stream.
+const getReplaceTimeout = 5 * time.Second
+
+// ServeHTTP implements http.Handler for the MCP endpoint. Everything that
+// decides which session and transport a request belongs to happens here;
+// the go-sdk handler of the session's current generation does the rest.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkOrigin(r); err != nil {
+		writeRPCError(w, http.StatusForbidden, CodeInvalidRequest, "Forbidden: "+err.Error(), nil)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost, http.MethodGet, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeRPCError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "Method not allowed: use POST, GET or DELETE", nil)
+		return
+	}
+	principal, err := s.principal(r)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-conform"`)
+		writeRPCError(w, http.StatusUnauthorized, CodeInvalidRequest, "Unauthorized: "+err.Error(), nil)
+		return
+	}
+	if err := checkProtocolVersion(r); err != nil {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
+		return
+	}
+	id := r.Header.Get(headerSessionID)
+	if len(r.Header.Values(headerSessionID)) > 0 {
+		if err := checkSessionID(id); err != nil || id == "" {
+			if err == nil {
+				err = fmt.Errorf("empty %s", headerSessionID)
+			}
+			writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
+			return
+		}
+	}
+	switch r.Method {
+	case http.MethodPost:
+		s.servePOST(w, r, principal, id)
+	case http.MethodGet:
+		s.serveGET(w, r, principal, id)
+	case http.MethodDelete:
+		s.serveDELETE(w, r, principal, id)
+	}
+}
+
+func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id string) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		writeRPCError(w, http.StatusUnsupportedMediaType, CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, fmt.Sprintf("Request body larger than %d bytes", tooBig.Limit), nil)
+			return
+		}
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: reading body: "+err.Error(), nil)
+		return
+	}
+	init, err := isInitialize(body)
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, CodeParseError, "Parse error: "+err.Error(), nil)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+
+	if id == "" {
+		if !init {
+			writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (only initialize may omit it)", nil)
+			return
+		}
+		s.initializeNew(w, r, principal)
+		return
+	}
+	sess, gen, ok := s.enter(w, r, principal, id)
+	if !ok {
+		return
+	}
+	defer sess.end(s.cfg.Clock.Now())
+	if init {
+		s.reinitialize(w, r, sess, gen)
+		return
+	}
+	gen.handler.ServeHTTP(w, r)
+}
+
+func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id string) {
+	if id == "" {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: GET requires an Mcp-Session-Id header", nil)
+		return
+	}
+	sess, gen, ok := s.enter(w, r, principal, id)
+	if !ok {
+		return
+	}
+	defer sess.end(s.cfg.Clock.Now())
+	// A Last-Event-ID of a POST stream resumes that stream; anything else is
+	// the standalone stream, which a new GET always takes over (never 409).
+	if last := r.Header.Get(headerLastEventID); last != "" && !strings.HasPrefix(last, "_") {
+		gen.handler.ServeHTTP(w, r)
+		return
+	}
+	if r.Header.Get(headerLastEventID) == "" {
+		// A fresh GET delivers only new messages. The go-sdk would replay the
+		// standalone history, and restart numbering on a recreated
+		// transport, so resume it after the last stored event instead.
+		if last, ok := s.events.LastIndex(sess.id, ""); ok && last >= 0 {
+			r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", last))
+		}
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	cur, old := sess.attachGET(cancel)
+	defer sess.detachGET(cur)
+	if old != nil {
+		old.cancel()
+		select {
+		case <-old.done:
+		case <-time.After(getReplaceTimeout):
+			s.log.Warn("replaced GET stream did not let go in time", "session", sess.id)
+		}
+		s.log.Info("session GET stream replaced", "session", sess.id)
+	}
+	gen.handler.ServeHTTP(w, r.WithContext(ctx))
+}
+
+func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request, principal, id string) {
+	if id == "" {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: DELETE requires an Mcp-Session-Id header", nil)
+		return
+	}
+	sess, _, ok := s.enter(w, r, principal, id)
+	if !ok {
+		return
+	}
+	defer sess.end(s.cfg.Clock.Now())
+	s.remove(sess, "deleted", nil)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// enter finds the session for id and records the request's activity. If it
+// reports false, the answer (404, 403, recovery hint) has been written.
+func (s *Server) enter(w http.ResponseWriter, r *http.Request, principal, id string) (*session, *generation, bool) {
+	sess := s.lookup(id)
+	if sess == nil {
+		s.answerUnknown(w, r, principal, id)
+		return nil, nil, false
+	}
+	if sess.principal != principal {
+		// RECREATE-OWNER-ONLY: refuse without touching the session.
+		writeRPCError(w, http.StatusForbidden, CodeInvalidRequest, "Forbidden: session belongs to another principal", nil)
+		return nil, nil, false
+	}
+	gen, cancelledGrace, ok := sess.begin(s.cfg.Clock.Now())
+	if !ok {
+		s.answerUnknown(w, r, principal, id)
+		return nil, nil, false
+	}
+	if cancelledGrace {
+		s.log.Info("session grace cancelled", "session", sess.id, "by", r.Method)
+	}
+	return sess, gen, true
+}
+
+// answerUnknown answers a request whose session id is unknown or expired.
+func (s *Server) answerUnknown(w http.ResponseWriter, r *http.Request, principal, id string) {
+	if s.cfg.RecoveryHint && r.Method != http.MethodDelete {
+		newID, err := s.recover(r, principal, id)
+		if err != nil {
+			s.log.Warn("session recovery failed", "stale", id, "err", err)
+		} else {
+			w.Header().Set(headerSessionID, newID)
+		}
+	}
+	s.writeSessionGone(w)
+}
+
+// initializeNew starts a session. It enters the table before the go-sdk
+// writes the InitializeResult, so the client's next request finds it.
+func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal string) {
+	sess, err := s.create(principal)
+	if err != nil {
+		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
+		return
+	}
+	gen, _, _ := sess.begin(s.cfg.Clock.Now())
+	defer sess.end(s.cfg.Clock.Now())
+	gen.handler.ServeHTTP(w, r)
+	if gen.serverSession() == nil {
+		s.remove(sess, "dropped: initialize failed", nil)
+		return
+	}
+	s.log.Info("session created", "session", sess.id, "principal", principal)
+}
+
+// reinitialize recreates the transport of a live session (RECREATE-*): a new
+// generation answers the initialize with a real InitializeResult under the
+// same id, and takes over from the old one the moment it commits to success,
+// before the client can see the response.
+func (s *Server) reinitialize(w http.ResponseWriter, r *http.Request, sess *session, old *generation) {
+	g := s.newGeneration(sess)
+	r.Header.Del(headerSessionID) // the go-sdk creates a session only for an initialize without id
+	swapped := false
+	cw := &commitWriter{ResponseWriter: w, onCommit: func(status int) {
+		if status != http.StatusOK {
+			return
+		}
+		sess.mu.Lock()
+		sess.gen = g
+		sess.mu.Unlock()
+		swapped = true
+		// The old transport's GET stream is stale: the client opens a new one.
+		sess.dropGET()
+	}}
+	g.handler.ServeHTTP(cw, r)
+	if g.serverSession() == nil {
+		if swapped {
+			sess.mu.Lock()
+			if sess.gen == g {
+				sess.gen = old
+			}
+			sess.mu.Unlock()
+		}
+		g.close(s.log)
+		return
+	}
+	old.close(s.log)
+	s.log.Info("session re-initialized", "session", sess.id)
+}
+
+// isInitialize parses a POST body just enough to route it. Batches are routed
+// as ordinary requests; the go-sdk answers them per protocol version.
+func isInitialize(body []byte) (bool, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return false, errors.New("empty body")
+	}
+	if body[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(body, &batch); err != nil {
+			return false, err
+		}
+		return false, nil
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return false, err
+	}
+	return msg.Method == "initialize", nil
+}
+
+// commitWriter calls onCommit with the status once, when the response is
+// committed (the first WriteHeader or Write).
+type commitWriter struct {
+	http.ResponseWriter
+	onCommit  func(status int)
+	committed bool
+}
+
+func (c *commitWriter) WriteHeader(status int) {
+	c.commit(status)
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *commitWriter) Write(p []byte) (int, error) {
+	c.commit(http.StatusOK)
+	return c.ResponseWriter.Write(p)
+}
+
+func (c *commitWriter) commit(status int) {
+	if !c.committed {
+		c.committed = true
+		c.onCommit(status)
+	}
+}
+
+// Unwrap lets http.ResponseController reach Flush on the real writer.
+func (c *commitWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }

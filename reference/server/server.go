@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-conform/mcp-conform/reference/eventstore"
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
+)
+
+// Server is the reference server: an http.Handler over a session table.
+// Call Run to start the reaper and the event and job sweeps.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger // lifecycle events
+	sdkLog  *slog.Logger // the go-sdk's own chatter, one level down
+	events  *eventstore.Store
+	jobs    *jobs.Store
+	schemas *mcp.SchemaCache
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	hints    map[string]*hint // recovery hints by principal and stale id
+}
+
+var _ mcp.EventStore = (*eventstore.Store)(nil)
+
+// errTooManySessions is answered with 503 rather than growing without bound.
+var errTooManySessions = errors.New("too many sessions")
+
+// New validates cfg and builds a server. Zero fields of cfg take the
+// production defaults.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		sdkLog:   slog.New(demoted{cfg.Logger.Handler()}).With("component", "go-sdk"),
+		schemas:  mcp.NewSchemaCache(),
+		sessions: map[string]*session{},
+		hints:    map[string]*hint{},
+		events: eventstore.New(eventstore.Options{
+			MaxAge:          cfg.EventMaxAge,
+			CleanupInterval: cfg.EventCleanupInterval,
+			MaxBytes:        cfg.EventMaxBytes,
+			Clock:           cfg.Clock,
+		}),
+		jobs: jobs.New(jobs.Options{TokenTTL: cfg.ResumeTokenTTL, Clock: cfg.Clock}),
+	}
+	return s, nil
+}
+
+// Run runs the session reaper and the event and job sweeps until ctx ends,
+// then closes every session.
+func (s *Server) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.events.Run(ctx) })
+	wg.Go(func() { s.jobs.Run(ctx) })
+	s.runReaper(ctx)
+	wg.Wait()
+	s.closeAll()
+}
+
+// closeAll ends every session and job; used at shutdown.
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		all = append(all, sess)
+	}
+	s.mu.Unlock()
+	for _, sess := range all {
+		s.remove(sess, "closed at shutdown", nil)
+	}
+	s.jobs.Close()
+}
+
+// SessionCount reports how many sessions the table holds.
+func (s *Server) SessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// lookup returns the live session with the given id.
+func (s *Server) lookup(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+// create adds a new session with a fresh crypto-random id (rand.Text: 26
+// base32 characters, 130 bits, all visible ASCII) and its first generation.
+func (s *Server) create(principal string) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.MaxSessions > 0 && len(s.sessions) >= s.cfg.MaxSessions {
+		return nil, errTooManySessions
+	}
+	sess := &session{id: rand.Text(), principal: principal, lastActivity: s.cfg.Clock.Now(), done: make(chan struct{})}
+	sess.gen = s.newGeneration(sess)
+	s.sessions[sess.id] = sess
+	return sess, nil
+}
+
+// remove takes sess out of the table and frees its state: transports,
+// event history, recovery hint. reason is logged ("expired", "deleted", ...).
+// If onlyIf is non-nil it is checked under the session's lock, so that a
+// request racing an expiry wins. It reports false if nothing was removed.
+func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
+	s.mu.Lock()
+	sess.mu.Lock()
+	if s.sessions[sess.id] != sess || (onlyIf != nil && !onlyIf()) {
+		sess.mu.Unlock()
+		s.mu.Unlock()
+		return false
+	}
+	delete(s.sessions, sess.id)
+	if sess.hintKey != "" {
+		delete(s.hints, sess.hintKey)
+	}
+	sess.gone = true
+	if sess.graceTimer != nil {
+		sess.graceTimer.Stop()
+		sess.graceTimer = nil
+	}
+	gen := sess.gen
+	sess.mu.Unlock()
+	s.mu.Unlock()
+
+	close(sess.done)
+	sess.dropGET()
+	gen.close(s.log)
+	s.events.Forget(sess.id)
+	s.log.Info("session "+reason, "session", sess.id)
+	return true
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// session is one entry of the session table. It outlives the go-sdk
+// transports serving it: a re-initialize swaps in a new generation while the
+// application state (the counter, the event history) stays.
+type session struct {
+	id        string
+	principal string
+	hintKey   string // set when the session was created by a recovery hint
+
+	counter atomic.Int64  // counter_increment state
+	done    chan struct{} // closed when the session leaves the table
+
+	mu           sync.Mutex
+	gen          *generation
+	lastActivity time.Time
+	inflight     int         // HTTP requests being served, a connected GET included
+	graceTimer   clock.Timer // non-nil while the grace period runs
+	gone         bool        // removed from the table; every later request gets 404
+	get          *getStream  // the standalone GET currently attached, if any
+}
+
+// getStream is a standalone GET being served, so that a newer GET can replace it.
+type getStream struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// IncrementCounter implements tools.Session.
+func (s *session) IncrementCounter() int64 { return s.counter.Add(1) }
+
+// Done implements tools.Session.
+func (s *session) Done() <-chan struct{} { return s.done }
+
+// begin records the start of a request. It reports false if the session has
+// already been removed, in which case the caller answers as for an unknown id.
+// A request during the grace period cancels it (GRACE-RECONNECT-CANCELS).
+func (s *session) begin(now time.Time) (gen *generation, cancelledGrace, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return nil, false, false
+	}
+	s.inflight++
+	s.lastActivity = now
+	if s.graceTimer != nil {
+		s.graceTimer.Stop()
+		s.graceTimer = nil
+		cancelledGrace = true
+	}
+	return s.gen, cancelledGrace, true
+}
+
+// end records the end of a request; the idle clock starts from here, so a
+// long call or a connected GET never makes its session look idle.
+func (s *session) end(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight--
+	s.lastActivity = now
+}
+
+// current returns the generation serving new requests.
+func (s *session) current() *generation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen
+}
+
+// attachGET registers a new standalone GET and returns the one it replaces.
+func (s *session) attachGET(cancel context.CancelFunc) (cur, old *getStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur = &getStream{cancel: cancel, done: make(chan struct{})}
+	old, s.get = s.get, cur
+	return cur, old
+}
+
+// detachGET deregisters g once its request has returned.
+func (s *session) detachGET(g *getStream) {
+	s.mu.Lock()
+	if s.get == g {
+		s.get = nil
+	}
+	s.mu.Unlock()
+	close(g.done)
+}
+
+// dropGET ends the attached standalone GET, if any, without waiting.
+func (s *session) dropGET() {
+	s.mu.Lock()
+	g := s.get
+	s.mu.Unlock()
+	if g != nil {
+		g.cancel()
+	}
+}

@@ -1,0 +1,163 @@
+// Package tools registers the reference server's tools. Their names and
+// arguments are a contract: the harness's built-in target profile and users'
+// scripts call them.
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"k8s.io/utils/clock"
+
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
+)
+
+// Limits on long_operation, so a bad argument cannot pin a goroutine for days.
+const (
+	MaxSteps    = 10000
+	MaxInterval = time.Minute
+)
+
+// Session is the per-session application state the tools use.
+type Session interface {
+	IncrementCounter() int64
+	// Done is closed when the session ends (expired or deleted); running
+	// tools stop then, as nobody can receive their results.
+	Done() <-chan struct{}
+}
+
+// Notifier delivers a tool call's notifications. The server decides the
+// stream: the call's own POST stream while it is connected, the standalone
+// GET stream once it is gone (REDIRECT-ORPHANED).
+type Notifier interface {
+	Progress(ctx context.Context, req *mcp.CallToolRequest, params *mcp.ProgressNotificationParams)
+	Log(ctx context.Context, req *mcp.CallToolRequest, params *mcp.LoggingMessageParams)
+}
+
+// Deps is what the tools need from their server.
+type Deps struct {
+	Session Session
+	Jobs    *jobs.Store
+	Notify  Notifier
+	Clock   clock.Clock
+}
+
+// Names lists the tools Register adds, in a stable order.
+var Names = []string{"echo", "counter_increment", "long_operation", "job_start", "job_get"}
+
+// EchoArgs are echo's arguments.
+type EchoArgs struct {
+	Text string `json:"text" jsonschema:"the text to return"`
+}
+
+// LongOperationArgs are long_operation's arguments.
+type LongOperationArgs struct {
+	Steps      int `json:"steps" jsonschema:"number of steps, 1 to 10000"`
+	IntervalMS int `json:"interval_ms" jsonschema:"milliseconds between steps, 0 to 60000"`
+}
+
+// JobStartArgs are job_start's arguments.
+type JobStartArgs struct {
+	Steps       int    `json:"steps" jsonschema:"number of steps, 1 to 10000"`
+	IntervalMS  int    `json:"interval_ms" jsonschema:"milliseconds between steps, 0 to 60000"`
+	ResumeToken string `json:"resume_token,omitempty" jsonschema:"token from a completed job, to continue its conversation"`
+}
+
+// JobStartResult is job_start's structured result.
+type JobStartResult struct {
+	JobID string `json:"job_id"`
+}
+
+// JobGetArgs are job_get's arguments.
+type JobGetArgs struct {
+	JobID string `json:"job_id" jsonschema:"the id job_start returned"`
+}
+
+// Register adds every reference tool to srv.
+func Register(srv *mcp.Server, d Deps) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Returns its text argument."},
+		func(ctx context.Context, req *mcp.CallToolRequest, args EchoArgs) (*mcp.CallToolResult, any, error) {
+			return text(args.Text), nil, nil
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "counter_increment", Description: "Increments a per-session counter and returns its new value; the counter survives re-initialize and reconnect, and dies with the session."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(d.Session.IncrementCounter())), nil, nil
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "long_operation", Description: "Runs steps at an interval, sending a progress notification (with a progress token) and a log message per step; keeps running if its stream drops."},
+		func(ctx context.Context, req *mcp.CallToolRequest, args LongOperationArgs) (*mcp.CallToolResult, any, error) {
+			interval, err := checkSteps(args.Steps, args.IntervalMS)
+			if err != nil {
+				return nil, nil, err
+			}
+			return longOperation(ctx, d, req, args.Steps, interval)
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "job_start", Description: "Starts a background job in a conversation that outlives MCP sessions; with resume_token it continues that conversation. Returns {job_id} at once."},
+		func(ctx context.Context, req *mcp.CallToolRequest, args JobStartArgs) (*mcp.CallToolResult, JobStartResult, error) {
+			interval, err := checkSteps(args.Steps, args.IntervalMS)
+			if err != nil {
+				return nil, JobStartResult{}, err
+			}
+			snap, err := d.Jobs.Start(args.Steps, interval, args.ResumeToken)
+			if err != nil {
+				return nil, JobStartResult{}, err
+			}
+			return nil, JobStartResult{JobID: snap.JobID}, nil
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "job_get", Description: "Returns a job's status and progress; when completed, its result and a resume_token."},
+		func(ctx context.Context, req *mcp.CallToolRequest, args JobGetArgs) (*mcp.CallToolResult, jobs.Snapshot, error) {
+			snap, err := d.Jobs.Get(args.JobID)
+			return nil, snap, err
+		})
+}
+
+func checkSteps(steps, intervalMS int) (time.Duration, error) {
+	if steps < 1 || steps > MaxSteps {
+		return 0, fmt.Errorf("steps must be between 1 and %d, got %d", MaxSteps, steps)
+	}
+	interval := time.Duration(intervalMS) * time.Millisecond
+	if interval < 0 || interval > MaxInterval {
+		return 0, fmt.Errorf("interval_ms must be between 0 and %d, got %d", MaxInterval.Milliseconds(), intervalMS)
+	}
+	return interval, nil
+}
+
+// longOperation runs the steps. Only an explicit cancellation (its context)
+// stops it: a dropped stream is not a cancel (DISCONNECT-NOT-CANCEL).
+func longOperation(ctx context.Context, d Deps, req *mcp.CallToolRequest, steps int, interval time.Duration) (*mcp.CallToolResult, any, error) {
+	token := req.Params.GetProgressToken()
+	for i := 1; i <= steps; i++ {
+		if interval > 0 {
+			t := d.Clock.NewTimer(interval)
+			select {
+			case <-t.C():
+			case <-ctx.Done():
+				t.Stop()
+				return nil, nil, ctx.Err()
+			case <-d.Session.Done():
+				t.Stop()
+				return nil, nil, errors.New("session ended")
+			}
+		}
+		// Delivery failures are the Notifier's to report: a lost stream
+		// must not stop the operation.
+		msg := fmt.Sprintf("step %d of %d", i, steps)
+		if token != nil {
+			d.Notify.Progress(ctx, req, &mcp.ProgressNotificationParams{
+				ProgressToken: token, Progress: float64(i), Total: float64(steps), Message: msg,
+			})
+		}
+		d.Notify.Log(ctx, req, &mcp.LoggingMessageParams{Level: "info", Logger: "long_operation", Data: msg})
+	}
+	return text(fmt.Sprintf("completed %d steps", steps)), nil, nil
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
