@@ -59,18 +59,18 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Run runs the session reaper and the event and job sweeps until ctx ends,
-// then closes every session.
+// then closes the server.
 func (s *Server) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.events.Run(ctx) })
 	wg.Go(func() { s.jobs.Run(ctx) })
 	s.runReaper(ctx)
 	wg.Wait()
-	s.closeAll()
+	s.Close()
 }
 
-// closeAll ends every session and job; used at shutdown.
-func (s *Server) closeAll() {
+// Close ends every session, releasing their hanging streams, and every job.
+func (s *Server) Close() {
 	s.mu.Lock()
 	all := make([]*session, 0, len(s.sessions))
 	for _, sess := range s.sessions {

@@ -1,0 +1,394 @@
+// Package wire speaks MCP Streamable HTTP at the level of requests, statuses,
+// headers and SSE events. The harness and the tests use it where they must
+// see exactly what a server sends, which an SDK client would hide.
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/mcp-conform/mcp-conform/internal/sse"
+)
+
+// Header names of the transport.
+const (
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "MCP-Protocol-Version"
+	HeaderLastEventID     = "Last-Event-ID"
+	// DefaultProtocolVersion is the revision negotiated unless told otherwise.
+	DefaultProtocolVersion = "2025-11-25"
+)
+
+// maxBody bounds a JSON response body read into memory.
+const maxBody = 16 << 20
+
+// Client sends raw MCP requests to one endpoint.
+type Client struct {
+	URL  string
+	HTTP *http.Client
+	// ProtocolVersion is offered in initialize and sent as MCP-Protocol-Version.
+	ProtocolVersion string
+	// Header is added to every request (Authorization, Origin, ...).
+	Header http.Header
+
+	nextID atomic.Int64
+}
+
+// New returns a client for url with its own http.Client.
+func New(url string) *Client {
+	return &Client{URL: url, HTTP: &http.Client{}, ProtocolVersion: DefaultProtocolVersion, Header: http.Header{}}
+}
+
+// Message is a JSON-RPC message as it travels.
+type Message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
+}
+
+// RPCError is a JSON-RPC error object.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
+
+// IsResponse reports whether m answers a request.
+func (m Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+
+// Response is a fully read HTTP response.
+type Response struct {
+	Status int
+	Header http.Header
+	// Body is the raw body of a non-SSE response.
+	Body []byte
+	// Events are the SSE events of a text/event-stream response.
+	Events []sse.Event
+	// IsSSE reports a text/event-stream response.
+	IsSSE bool
+}
+
+// SessionID returns the Mcp-Session-Id response header.
+func (r *Response) SessionID() string { return r.Header.Get(HeaderSessionID) }
+
+// Messages decodes the JSON-RPC messages of the response: each SSE event's
+// data, or the JSON body (a single message or a batch).
+func (r *Response) Messages() ([]Message, error) {
+	var out []Message
+	if r.IsSSE {
+		for _, e := range r.Events {
+			if strings.TrimSpace(e.Data) == "" {
+				continue // priming event
+			}
+			var m Message
+			if err := json.Unmarshal([]byte(e.Data), &m); err != nil {
+				return out, fmt.Errorf("SSE event %q: %w", e.ID, err)
+			}
+			out = append(out, m)
+		}
+		return out, nil
+	}
+	body := bytes.TrimSpace(r.Body)
+	if len(body) == 0 {
+		return nil, nil
+	}
+	if body[0] == '[' {
+		err := json.Unmarshal(body, &out)
+		return out, err
+	}
+	var m Message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	return []Message{m}, nil
+}
+
+// Result returns the first response message, or an error if there is none.
+func (r *Response) Result() (Message, error) {
+	msgs, err := r.Messages()
+	if err != nil {
+		return Message{}, err
+	}
+	for _, m := range msgs {
+		if m.IsResponse() {
+			return m, nil
+		}
+	}
+	return Message{}, fmt.Errorf("no JSON-RPC response in HTTP %d answer (body %q)", r.Status, truncate(r.Body))
+}
+
+// Request builds a JSON-RPC request with a fresh numeric id.
+func (c *Client) Request(method string, params any) map[string]any {
+	m := map[string]any{"jsonrpc": "2.0", "id": c.nextID.Add(1), "method": method}
+	if params != nil {
+		m["params"] = params
+	}
+	return m
+}
+
+// Notification builds a JSON-RPC notification.
+func Notification(method string) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "method": method}
+}
+
+// NewHTTPRequest builds an HTTP request with the transport's headers. body
+// is marshalled to JSON unless it is nil, []byte or string.
+func (c *Client) NewHTTPRequest(ctx context.Context, method, sessionID string, body any) (*http.Request, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.URL, rd)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range c.Header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	switch method {
+	case http.MethodPost:
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	case http.MethodGet:
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if sessionID != "" {
+		req.Header.Set(HeaderSessionID, sessionID)
+		if c.ProtocolVersion != "" {
+			req.Header.Set(HeaderProtocolVersion, c.ProtocolVersion)
+		}
+	}
+	return req, nil
+}
+
+// Do sends req and reads the whole answer (an SSE stream until it ends).
+func (c *Client) Do(req *http.Request) (*Response, error) {
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, IsSSE: isSSE(resp)}
+	if !out.IsSSE {
+		out.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		return out, err
+	}
+	r := sse.NewReader(resp.Body)
+	for {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out.Events = append(out.Events, ev)
+	}
+}
+
+// Post sends one JSON-RPC message (or raw body) and reads the whole answer.
+func (c *Client) Post(ctx context.Context, sessionID string, body any) (*Response, error) {
+	req, err := c.NewHTTPRequest(ctx, http.MethodPost, sessionID, body)
+	if err != nil {
+		return nil, err
+	}
+	return c.Do(req)
+}
+
+// Delete ends a session.
+func (c *Client) Delete(ctx context.Context, sessionID string) (*Response, error) {
+	req, err := c.NewHTTPRequest(ctx, http.MethodDelete, sessionID, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.Do(req)
+}
+
+// InitializeParams returns initialize params for the client's protocol version.
+func (c *Client) InitializeParams() map[string]any {
+	return map[string]any{
+		"protocolVersion": c.ProtocolVersion,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "mcp-conform", "version": "0"},
+	}
+}
+
+// Initialize sends initialize, with sessionID when re-initializing a live
+// session, and returns the raw answer.
+func (c *Client) Initialize(ctx context.Context, sessionID string) (*Response, error) {
+	return c.Post(ctx, sessionID, c.Request("initialize", c.InitializeParams()))
+}
+
+// Connect runs the whole handshake (initialize, notifications/initialized)
+// and returns the session id.
+func (c *Client) Connect(ctx context.Context) (string, error) {
+	resp, err := c.Initialize(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	if resp.Status != http.StatusOK {
+		return "", fmt.Errorf("initialize: HTTP %d: %s", resp.Status, truncate(resp.Body))
+	}
+	m, err := resp.Result()
+	if err != nil {
+		return "", fmt.Errorf("initialize: %w", err)
+	}
+	if m.Error != nil {
+		return "", fmt.Errorf("initialize: %w", m.Error)
+	}
+	sid := resp.SessionID()
+	n, err := c.Post(ctx, sid, Notification("notifications/initialized"))
+	if err != nil {
+		return "", err
+	}
+	if n.Status != http.StatusAccepted {
+		return "", fmt.Errorf("notifications/initialized: HTTP %d, want 202: %s", n.Status, truncate(n.Body))
+	}
+	return sid, nil
+}
+
+// Call sends a request and returns its answer.
+func (c *Client) Call(ctx context.Context, sessionID, method string, params any) (*Response, error) {
+	return c.Post(ctx, sessionID, c.Request(method, params))
+}
+
+// ToolParams builds tools/call params, with a progress token if non-empty.
+func ToolParams(name string, args any, progressToken string) map[string]any {
+	p := map[string]any{"name": name, "arguments": args}
+	if args == nil {
+		p["arguments"] = map[string]any{}
+	}
+	if progressToken != "" {
+		p["_meta"] = map[string]any{"progressToken": progressToken}
+	}
+	return p
+}
+
+// ToolText calls a tool and returns the text of its first content item.
+// HTTP failures, JSON-RPC errors and tool errors are errors.
+func (c *Client) ToolText(ctx context.Context, sessionID, name string, args any) (string, error) {
+	resp, err := c.Call(ctx, sessionID, "tools/call", ToolParams(name, args, ""))
+	if err != nil {
+		return "", err
+	}
+	if resp.Status != http.StatusOK {
+		return "", &StatusError{Status: resp.Status, Body: string(truncate(resp.Body))}
+	}
+	m, err := resp.Result()
+	if err != nil {
+		return "", err
+	}
+	if m.Error != nil {
+		return "", m.Error
+	}
+	return ResultText(m.Result)
+}
+
+// ResultText returns the first text content of a CallToolResult, or an error
+// if the result is a tool error.
+func ResultText(result json.RawMessage) (string, error) {
+	var r struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return "", err
+	}
+	text := ""
+	if len(r.Content) > 0 {
+		text = r.Content[0].Text
+	}
+	if r.IsError {
+		return "", fmt.Errorf("tool error: %s", text)
+	}
+	return text, nil
+}
+
+// StatusError is an unexpected HTTP status.
+type StatusError struct {
+	Status int
+	Body   string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body) }
+
+// Stream is an open SSE response, read event by event.
+type Stream struct {
+	Resp *http.Response
+	r    *sse.Reader
+}
+
+// Open sends req and returns its SSE stream; a non-SSE answer is an error
+// carrying the status and body.
+func (c *Client) Open(req *http.Request) (*Stream, error) {
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if !isSSE(resp) {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, &StatusError{Status: resp.StatusCode, Body: string(body)}
+	}
+	return &Stream{Resp: resp, r: sse.NewReader(resp.Body)}, nil
+}
+
+// OpenGET opens the standalone GET stream, or resumes a stream when
+// lastEventID is non-empty.
+func (c *Client) OpenGET(ctx context.Context, sessionID, lastEventID string) (*Stream, error) {
+	req, err := c.NewHTTPRequest(ctx, http.MethodGet, sessionID, nil)
+	if err != nil {
+		return nil, err
+	}
+	if lastEventID != "" {
+		req.Header.Set(HeaderLastEventID, lastEventID)
+	}
+	return c.Open(req)
+}
+
+// Next returns the next event; io.EOF when the server ends the stream.
+func (s *Stream) Next() (sse.Event, error) { return s.r.Next() }
+
+// Comments counts the comment lines (keep-alives) read so far.
+func (s *Stream) Comments() int { return s.r.Comments }
+
+// Close closes the stream's connection.
+func (s *Stream) Close() error { return s.Resp.Body.Close() }
+
+func isSSE(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
+
+func truncate(b []byte) []byte {
+	if len(b) > 512 {
+		return append(b[:512:512], "..."...)
+	}
+	return b
+}

@@ -1,0 +1,177 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/reference/server"
+)
+
+// Short timings for tests; the fake clock makes them exact.
+const (
+	testReaper = time.Second
+	testIdle   = 2 * time.Second
+	testGrace  = 10 * time.Second
+)
+
+// env is a reference server on a loopback port with a fake clock, and a
+// client whose TCP connections the test can cut.
+type env struct {
+	t     *testing.T
+	srv   *server.Server
+	url   string
+	clock *clocktesting.FakeClock
+	conns *connTracker
+	c     *wire.Client
+	logs  *syncBuffer
+}
+
+func newEnv(t *testing.T, cfg server.Config) *env {
+	t.Helper()
+	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if cfg.Clock == nil {
+		cfg.Clock = fc
+	}
+	if cfg.ReaperInterval == 0 {
+		cfg.ReaperInterval = testReaper
+	}
+	if cfg.IdleThreshold == 0 {
+		cfg.IdleThreshold = testIdle
+	}
+	if cfg.GracePeriod == 0 {
+		cfg.GracePeriod = testGrace
+	}
+	logs := &syncBuffer{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		srv.Close()
+		hs.CloseClientConnections()
+		hs.Close()
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	e := &env{t: t, srv: srv, url: hs.URL, clock: fc, conns: &connTracker{}, logs: logs}
+	e.c = e.client()
+	return e
+}
+
+// client returns a new wire client whose connections e.conns tracks.
+func (e *env) client() *wire.Client {
+	c := wire.New(e.url)
+	c.HTTP = &http.Client{Transport: &http.Transport{DialContext: e.conns.dial}}
+	e.t.Cleanup(c.HTTP.CloseIdleConnections)
+	return c
+}
+
+func (e *env) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	e.t.Cleanup(cancel)
+	return ctx
+}
+
+// connect runs the handshake and returns the session id.
+func (e *env) connect(c *wire.Client) string {
+	e.t.Helper()
+	sid, err := c.Connect(e.ctx())
+	if err != nil {
+		e.t.Fatalf("connect: %v", err)
+	}
+	return sid
+}
+
+// tool calls a tool and fails the test on any error.
+func (e *env) tool(c *wire.Client, sid, name string, args any) string {
+	e.t.Helper()
+	out, err := c.ToolText(e.ctx(), sid, name, args)
+	if err != nil {
+		e.t.Fatalf("%s: %v", name, err)
+	}
+	return out
+}
+
+// status sends method with sid and returns the answer.
+func (e *env) do(c *wire.Client, method, sid string, body any) *wire.Response {
+	e.t.Helper()
+	req, err := c.NewHTTPRequest(e.ctx(), method, sid, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s: %v", method, err)
+	}
+	return resp
+}
+
+// eventually polls cond until it holds or 10s pass; for conditions that
+// another goroutine makes true (no fixed sleeps).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// connTracker records a client's TCP connections so a test can cut them all
+// at once, as a page refresh or a dropped network does.
+type connTracker struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (ct *connTracker) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err == nil {
+		ct.mu.Lock()
+		ct.conns = append(ct.conns, c)
+		ct.mu.Unlock()
+	}
+	return c, err
+}
+
+// cutAll closes every connection dialled so far.
+func (ct *connTracker) cutAll() {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	for _, c := range ct.conns {
+		c.Close()
+	}
+	ct.conns = nil
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
