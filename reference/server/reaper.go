@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"time"
-
-	"k8s.io/utils/clock"
 )
 
 // runReaper checks the table every reaper interval until ctx ends. A browser
@@ -40,18 +38,23 @@ func (s *Server) Reap() {
 	}
 }
 
+// startGrace starts sess's grace period if it is idle. The clock is not
+// called under the session lock: a fake clock runs timer callbacks, which
+// take that lock, under its own.
 func (s *Server) startGrace(sess *session, now time.Time) (time.Duration, bool) {
 	sess.mu.Lock()
-	defer sess.mu.Unlock()
 	idle := now.Sub(sess.lastActivity)
-	if sess.gone || sess.graceTimer != nil || sess.inflight > 0 || idle <= s.cfg.IdleThreshold {
+	if sess.gone || sess.inGrace || sess.inflight > 0 || idle <= s.cfg.IdleThreshold {
+		sess.mu.Unlock()
 		return idle, false
 	}
-	var timer clock.Timer
-	timer = s.cfg.Clock.AfterFunc(s.cfg.GracePeriod, func() {
-		// A request during the grace period cleared or replaced the timer.
-		s.remove(sess, "expired", func() bool { return sess.graceTimer == timer })
+	sess.inGrace = true
+	sess.graceSeq++
+	seq := sess.graceSeq
+	sess.mu.Unlock()
+	s.cfg.Clock.AfterFunc(s.cfg.GracePeriod, func() {
+		// A request during the grace period moved graceSeq on: no expiry.
+		s.remove(sess, "expired", func() bool { return sess.inGrace && sess.graceSeq == seq })
 	})
-	sess.graceTimer = timer
 	return idle, true
 }

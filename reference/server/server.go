@@ -90,6 +90,19 @@ func (s *Server) SessionCount() int {
 	return len(s.sessions)
 }
 
+// InFlight reports how many requests are being served, connected GET streams included.
+func (s *Server) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, sess := range s.sessions {
+		sess.mu.Lock()
+		n += sess.inflight
+		sess.mu.Unlock()
+	}
+	return n
+}
+
 // lookup returns the live session with the given id.
 func (s *Server) lookup(id string) *session {
 	s.mu.Lock()
@@ -128,10 +141,7 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 		delete(s.hints, sess.hintKey)
 	}
 	sess.gone = true
-	if sess.graceTimer != nil {
-		sess.graceTimer.Stop()
-		sess.graceTimer = nil
-	}
+	sess.inGrace = false
 	gen := sess.gen
 	sess.mu.Unlock()
 	s.mu.Unlock()

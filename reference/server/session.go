@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"k8s.io/utils/clock"
 )
 
 // session is one entry of the session table. It outlives the go-sdk
@@ -23,10 +21,11 @@ type session struct {
 	mu           sync.Mutex
 	gen          *generation
 	lastActivity time.Time
-	inflight     int         // HTTP requests being served, a connected GET included
-	graceTimer   clock.Timer // non-nil while the grace period runs
-	gone         bool        // removed from the table; every later request gets 404
-	get          *getStream  // the standalone GET currently attached, if any
+	inflight     int        // HTTP requests being served, a connected GET included
+	inGrace      bool       // the grace period runs
+	graceSeq     uint64     // identifies the current grace period; a stale expiry timer sees a newer one
+	gone         bool       // removed from the table; every later request gets 404
+	get          *getStream // the standalone GET currently attached, if any
 }
 
 // getStream is a standalone GET being served, so that a newer GET can replace it.
@@ -52,9 +51,10 @@ func (s *session) begin(now time.Time) (gen *generation, cancelledGrace, ok bool
 	}
 	s.inflight++
 	s.lastActivity = now
-	if s.graceTimer != nil {
-		s.graceTimer.Stop()
-		s.graceTimer = nil
+	if s.inGrace {
+		// The pending expiry timer fires later and finds a newer graceSeq.
+		s.inGrace = false
+		s.graceSeq++
 		cancelledGrace = true
 	}
 	return s.gen, cancelledGrace, true
