@@ -1,0 +1,99 @@
+package server_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/reference/server"
+)
+
+// TestRecoveryHint covers RESTART-HINT: a stale id gets 404 plus a new,
+// already initialized session id; an immediate retry with it succeeds.
+func TestRecoveryHint(t *testing.T) {
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		t.Run(method, func(t *testing.T) {
+			e := newEnv(t, server.Config{RecoveryHint: true})
+			var body any
+			if method == http.MethodPost {
+				body = e.c.Request("tools/call", wire.ToolParams("echo", map[string]any{"text": "again"}, ""))
+			}
+			resp := e.do(e.c, method, "STALE-FROM-BEFORE-RESTART", body)
+			if resp.Status != http.StatusNotFound || string(resp.Body) != envelopeBody {
+				t.Fatalf("stale id: HTTP %d %s, want 404 envelope", resp.Status, resp.Body)
+			}
+			fresh := resp.SessionID()
+			if fresh == "" || fresh == "STALE-FROM-BEFORE-RESTART" {
+				t.Fatalf("404 carries Mcp-Session-Id %q, want a new id", fresh)
+			}
+			// Retry at once, without initialize.
+			if got := e.tool(e.c, fresh, "echo", map[string]any{"text": "again"}); got != "again" {
+				t.Fatalf("retry with the hinted id: %q", got)
+			}
+			e.alive(1)
+		})
+	}
+}
+
+// TestRecoveryHintConcurrent: a burst of requests with one stale id makes one
+// session, and every answer names it.
+func TestRecoveryHintConcurrent(t *testing.T) {
+	e := newEnv(t, server.Config{RecoveryHint: true})
+	const n = 20
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			c := e.client()
+			resp, err := c.Call(e.ctx(), "STALE", "tools/list", nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i] = resp.SessionID()
+			// Distinct JSON-RPC ids: the clients now share one session.
+			call := map[string]any{"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/call", "params": wire.ToolParams("echo", map[string]any{"text": "x"}, "")}
+			if r, err := c.Post(e.ctx(), ids[i], call); err != nil || r.Status != http.StatusOK {
+				t.Errorf("retry %d: %v %v", i, r, err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] || id == "" {
+			t.Fatalf("hinted ids differ: %v", ids)
+		}
+	}
+	e.alive(1)
+	// A different stale id gets its own session.
+	resp := e.do(e.c, http.MethodPost, "OTHER-STALE", e.c.Request("tools/list", nil))
+	if resp.SessionID() == ids[0] || resp.SessionID() == "" {
+		t.Fatalf("second stale id got %q", resp.SessionID())
+	}
+	e.alive(2)
+}
+
+// TestRecoveryHintExpired: once the hinted session is gone, the same stale id
+// gets a new one; DELETE never creates a session; without the flag no hint.
+func TestRecoveryHintLifecycle(t *testing.T) {
+	e := newEnv(t, server.Config{RecoveryHint: true})
+	first := e.do(e.c, http.MethodPost, "STALE", e.c.Request("tools/list", nil)).SessionID()
+	e.clock.Step(testIdle + 1)
+	e.srv.Reap()
+	e.clock.Step(testGrace)
+	e.alive(0)
+	second := e.do(e.c, http.MethodPost, "STALE", e.c.Request("tools/list", nil)).SessionID()
+	if second == "" || second == first {
+		t.Fatalf("after expiry the stale id got %q (first %q)", second, first)
+	}
+	if resp := e.do(e.c, http.MethodDelete, "ANOTHER", nil); resp.Status != http.StatusNotFound || resp.SessionID() != "" {
+		t.Fatalf("DELETE of a stale id: HTTP %d with id %q, want 404 without id", resp.Status, resp.SessionID())
+	}
+	e.alive(1)
+
+	plain := newEnv(t, server.Config{})
+	if resp := plain.do(plain.c, http.MethodPost, "STALE", plain.c.Request("tools/list", nil)); resp.SessionID() != "" {
+		t.Fatalf("without --recovery-hint the 404 carries id %q", resp.SessionID())
+	}
+}
