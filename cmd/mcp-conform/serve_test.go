@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// TestUsageErrors: bad flags and commands exit 2 with a message, never a panic.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "usage: mcp-conform"},
+		{[]string{"nope"}, `unknown command "nope"`},
+		{[]string{"serve", "--grace-period", "soon"}, "invalid value"},
+		{[]string{"serve", "--grace-period", "-1s"}, "grace period must be positive"},
+		{[]string{"serve", "--expired-response", "teapot"}, `expired response must be "envelope" or "plain"`},
+		{[]string{"serve", "--bearer-token", "alice"}, "want NAME=TOKEN"},
+		{[]string{"serve", "--bearer-token", "a=t", "--bearer-token", "b=t"}, `already used by "a"`},
+		{[]string{"serve", "--path", "mcp"}, "--path must start with /"},
+		{[]string{"serve", "--log-level", "loud"}, "--log-level"},
+		{[]string{"serve", "extra"}, "unexpected arguments: extra"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tc.args, &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 containing %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "--reaper-interval") && !strings.Contains(stderr.String(), "-reaper-interval") {
+		t.Errorf("serve -h: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestServe runs the serve command in-process: one "listening on" line, a
+// working endpoint, and a clean return when its context ends.
+func TestServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--path", "/x/mcp", "--grace-period", "1m"}, pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading stdout: %v (stderr %s)", err, stderr.String())
+	}
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/x/mcp") {
+		t.Fatalf("stdout line %q", line)
+	}
+	go io.Copy(io.Discard, pr)
+	c := wire.New(url)
+	sid, err := c.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.OpenGET(ctx, sid, "") // a hanging stream must not block shutdown
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit %d, stderr %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return after its context ended")
+	}
+}
+
+// TestServeSignal builds the binary and stops it with SIGTERM: exit 0, and
+// lifecycle lines on stderr.
+func TestServeSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "mcp-conform")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimPrefix(strings.TrimSpace(line), "listening on ")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sid, err := wire.New(url).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := wire.New(url).Delete(ctx, sid)
+	if err != nil || resp.Status != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit after SIGTERM")
+	}
+	for _, want := range []string{"session created", "session deleted", "shutting down"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
