@@ -37,6 +37,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&cfg.EventMaxAge, "event-max-age", server.DefaultEventMaxAge, "events older than this are evicted from the replay store")
 	fs.DurationVar(&cfg.EventCleanupInterval, "event-cleanup-interval", server.DefaultEventCleanupInterval, "how often old events are evicted")
 	fs.Int64Var(&cfg.EventMaxBytes, "event-max-bytes", server.DefaultEventMaxBytes, "bound on the replay store's size; the oldest events go first")
+	fs.DurationVar(&cfg.SSEKeepAlive, "sse-keepalive", server.DefaultSSEKeepAlive, "interval of keep-alive comments on quiet SSE streams; 0 turns them off")
+	fs.DurationVar(&cfg.SSERetry, "sse-retry", server.DefaultSSERetry, "retry value sent before the server closes a stream on purpose")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest POST body accepted")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", server.DefaultMaxSessions, "most sessions held at once; more get 503")
 	logLevel := fs.String("log-level", "info", "lifecycle log level on stderr: debug, info, warn or error")
@@ -59,6 +61,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageError{fmt.Errorf("--log-level: %v", err)}
+	}
+	if cfg.SSEKeepAlive == 0 {
+		cfg.SSEKeepAlive = -1 // Config's zero means the default; the flag's means off
 	}
 	cfg.ExpiredResponse = server.ExpiredResponse(*expired)
 	cfg.BearerTokens = tokens.byToken

@@ -32,6 +32,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--path", "mcp"}, "--path must start with /"},
 		{[]string{"serve", "--log-level", "loud"}, "--log-level"},
 		{[]string{"serve", "extra"}, "unexpected arguments: extra"},
+		{[]string{"serve", "--sse-retry", "0s"}, "SSE retry must be positive"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), tc.args, &stdout, &stderr)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 )
 
 // ExpiredResponse selects what a request with an unknown or expired session id gets.
@@ -27,9 +29,9 @@ const (
 	DefaultReaperInterval       = time.Minute
 	DefaultIdleThreshold        = 2 * time.Minute
 	DefaultGracePeriod          = 10 * time.Minute
-	DefaultEventMaxAge          = 10 * time.Minute
-	DefaultEventCleanupInterval = 5 * time.Minute
-	DefaultEventMaxBytes        = 10 << 20
+	DefaultEventMaxAge          = eventstore.DefaultMaxAge
+	DefaultEventCleanupInterval = eventstore.DefaultCleanupInterval
+	DefaultEventMaxBytes        = eventstore.DefaultMaxBytes
 	DefaultSSEKeepAlive         = 15 * time.Second
 	DefaultSSERetry             = time.Second
 	DefaultMaxBodyBytes         = 4 << 20
@@ -61,7 +63,8 @@ type Config struct {
 	EventMaxAge          time.Duration
 	EventCleanupInterval time.Duration
 	EventMaxBytes        int64
-	// SSEKeepAlive is the interval of comment lines on quiet SSE streams; negative disables them.
+	// SSEKeepAlive is the interval of comment lines on quiet standalone GET
+	// streams; zero means the default, negative disables them.
 	SSEKeepAlive time.Duration
 	// SSERetry is the retry hint sent before the server closes a stream on purpose.
 	SSERetry time.Duration

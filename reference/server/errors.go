@@ -66,3 +66,10 @@ func (s *Server) writeSessionGone(w http.ResponseWriter) {
 	writeRPCError(w, http.StatusNotFound, CodeSessionExpired, "Session expired; reinitialize",
 		expiredData{Reason: "session_expired", Resume: &hint})
 }
+
+// writeReplayError answers a GET whose Last-Event-ID cannot be replayed.
+// Not 404 (that means the session is gone) and not 5xx: 400 with a
+// machine-readable reason (malformed_event_id, unknown_event_id, events_evicted).
+func writeReplayError(w http.ResponseWriter, reason, message string) {
+	writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+message, map[string]string{"reason": reason})
+}

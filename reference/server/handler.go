@@ -9,8 +9,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
+	"sync"
 	"time"
+
+	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 )
 
 // getReplaceTimeout bounds how long a new standalone GET waits for the one it
@@ -32,6 +34,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "Method not allowed: use POST, GET or DELETE", nil)
 		return
 	}
+	r.Header.Del(headerPOSTToken) // only the server sets it
 	principal, err := s.principal(r)
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-conform"`)
@@ -101,6 +104,9 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		s.reinitialize(w, r, sess, gen)
 		return
 	}
+	tok := sess.trackPOST()
+	defer sess.untrackPOST(tok)
+	r.Header.Set(headerPOSTToken, tok)
 	gen.handler.ServeHTTP(w, r)
 }
 
@@ -114,26 +120,41 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 		return
 	}
 	defer sess.end(s.cfg.Clock.Now())
-	// A Last-Event-ID of a POST stream resumes that stream; anything else is
-	// the standalone stream, which a new GET always takes over (never 409).
-	if last := r.Header.Get(headerLastEventID); last != "" && !strings.HasPrefix(last, "_") {
-		gen.handler.ServeHTTP(w, r)
-		return
-	}
-	if r.Header.Get(headerLastEventID) == "" {
-		// A fresh GET delivers only new messages. The go-sdk would replay the
-		// standalone history, and restart numbering on a recreated
-		// transport, so resume it after the last stored event instead.
-		if last, ok := s.events.LastIndex(sess.id, ""); ok && last >= 0 {
-			r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", last))
+	if last := r.Header.Get(headerLastEventID); last != "" {
+		stream, index, err := parseEventID(last)
+		if err != nil {
+			writeReplayError(w, "malformed_event_id", err.Error())
+			return
+		}
+		if err := s.events.Check(sess.id, stream, index); err != nil {
+			reason := "unknown_event_id"
+			if errors.Is(err, eventstore.ErrEvicted) {
+				reason = "events_evicted"
+			}
+			writeReplayError(w, reason, fmt.Sprintf("cannot resume after %s %q: %v; open a GET without %s for new messages", headerLastEventID, last, err, headerLastEventID))
+			return
+		}
+		if stream != "" {
+			// A POST stream resumed (EVT-REPLAY-POST): the go-sdk replays it and
+			// continues it live while its request runs.
+			gen.handler.ServeHTTP(w, r)
+			return
 		}
 	}
+	s.serveStandalone(w, r, sess, gen)
+}
+
+// serveStandalone serves the standalone GET stream. A new GET always takes
+// over (never 409): the previous one, dead or alive, is closed first.
+func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *session, gen *generation) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	cur, old := sess.attachGET(cancel)
+	sw := &streamWriter{ResponseWriter: w, onEvent: sess.markDelivered}
+	defer sw.finish()
+	cur, old := sess.attachGET(cancel, sw)
 	defer sess.detachGET(cur)
 	if old != nil {
-		old.cancel()
+		old.close(s.cfg.SSERetry)
 		select {
 		case <-old.done:
 		case <-time.After(getReplaceTimeout):
@@ -141,7 +162,41 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 		}
 		s.log.Info("session GET stream replaced", "session", sess.id)
 	}
-	gen.handler.ServeHTTP(w, r.WithContext(ctx))
+	if r.Header.Get(headerLastEventID) == "" {
+		// A fresh GET gets what no client was sent yet, not the whole history
+		// the go-sdk would replay; this also keeps event numbering going
+		// across recreated transports.
+		if from := sess.resumeIndex(); from >= 0 {
+			r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", from))
+		}
+	}
+	if s.cfg.SSEKeepAlive > 0 {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		wg.Go(func() { s.keepAlive(ctx, cancel, sw, sess) })
+	}
+	gen.handler.ServeHTTP(sw, r.WithContext(ctx))
+}
+
+// keepAlive writes a comment every SSEKeepAlive so middleboxes keep the
+// stream and a dead peer is found: a failed write ends the stream, and with
+// it the session's claim to be active (GRACE-LIVE-STREAM).
+func (s *Server) keepAlive(ctx context.Context, cancel context.CancelFunc, sw *streamWriter, sess *session) {
+	t := s.cfg.Clock.NewTicker(s.cfg.SSEKeepAlive)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			if err := sw.comment("keep-alive"); err != nil {
+				s.log.Info("session GET stream dead", "session", sess.id, "err", err)
+				cancel()
+				return
+			}
+		}
+	}
 }
 
 func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request, principal, id string) {
@@ -230,7 +285,7 @@ func (s *Server) reinitialize(w http.ResponseWriter, r *http.Request, sess *sess
 		sess.mu.Unlock()
 		swapped = true
 		// The old transport's GET stream is stale: the client opens a new one.
-		sess.dropGET()
+		sess.dropGET(s.cfg.SSERetry)
 	}}
 	g.handler.ServeHTTP(cw, r)
 	if g.serverSession() == nil {

@@ -90,6 +90,10 @@ func (s *Server) SessionCount() int {
 	return len(s.sessions)
 }
 
+// SweepEvents evicts events older than the max age now (Run does it every
+// event cleanup interval).
+func (s *Server) SweepEvents() { s.events.Sweep() }
+
 // InFlight reports how many requests are being served, connected GET streams included.
 func (s *Server) InFlight() int {
 	s.mu.Lock()
@@ -118,7 +122,7 @@ func (s *Server) create(principal string) (*session, error) {
 	if s.cfg.MaxSessions > 0 && len(s.sessions) >= s.cfg.MaxSessions {
 		return nil, errTooManySessions
 	}
-	sess := &session{id: rand.Text(), principal: principal, lastActivity: s.cfg.Clock.Now(), done: make(chan struct{})}
+	sess := &session{id: rand.Text(), principal: principal, lastActivity: s.cfg.Clock.Now(), done: make(chan struct{}), delivered: -1}
 	sess.gen = s.newGeneration(sess)
 	s.sessions[sess.id] = sess
 	return sess, nil
@@ -147,7 +151,7 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 	s.mu.Unlock()
 
 	close(sess.done)
-	sess.dropGET()
+	sess.dropGET(s.cfg.SSERetry)
 	gen.close(s.log)
 	s.events.Forget(sess.id)
 	s.log.Info("session "+reason, "session", sess.id)

@@ -26,12 +26,26 @@ type session struct {
 	graceSeq     uint64     // identifies the current grace period; a stale expiry timer sees a newer one
 	gone         bool       // removed from the table; every later request gets 404
 	get          *getStream // the standalone GET currently attached, if any
+	// delivered is the index of the last standalone event written to a
+	// client; a fresh GET resumes after it, so messages stored while no GET
+	// was connected (redirected orphans) are delivered once it is back.
+	delivered int
+	livePOSTs map[string]bool // tokens of POSTs being served (see notifier)
+	postSeq   uint64
 }
 
 // getStream is a standalone GET being served, so that a newer GET can replace it.
 type getStream struct {
 	cancel context.CancelFunc
+	w      *streamWriter
 	done   chan struct{}
+}
+
+// close ends the stream on purpose: a retry hint first, so the client knows
+// when to come back (SSE-RETRY-FIELD).
+func (g *getStream) close(retry time.Duration) {
+	g.w.retry(retry)
+	g.cancel()
 }
 
 // IncrementCounter implements tools.Session.
@@ -77,10 +91,10 @@ func (s *session) current() *generation {
 }
 
 // attachGET registers a new standalone GET and returns the one it replaces.
-func (s *session) attachGET(cancel context.CancelFunc) (cur, old *getStream) {
+func (s *session) attachGET(cancel context.CancelFunc, w *streamWriter) (cur, old *getStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur = &getStream{cancel: cancel, done: make(chan struct{})}
+	cur = &getStream{cancel: cancel, w: w, done: make(chan struct{})}
 	old, s.get = s.get, cur
 	return cur, old
 }
@@ -96,11 +110,28 @@ func (s *session) detachGET(g *getStream) {
 }
 
 // dropGET ends the attached standalone GET, if any, without waiting.
-func (s *session) dropGET() {
+func (s *session) dropGET(retry time.Duration) {
 	s.mu.Lock()
 	g := s.get
 	s.mu.Unlock()
 	if g != nil {
-		g.cancel()
+		g.close(retry)
 	}
+}
+
+// markDelivered records that standalone event index reached a client.
+func (s *session) markDelivered(index int) {
+	s.mu.Lock()
+	if index > s.delivered {
+		s.delivered = index
+	}
+	s.mu.Unlock()
+}
+
+// resumeIndex is where a fresh standalone GET starts: after the last event
+// a client was sent.
+func (s *session) resumeIndex() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.delivered
 }
