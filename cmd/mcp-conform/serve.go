@@ -62,6 +62,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageError{fmt.Errorf("--log-level: %v", err)}
 	}
+	// Config treats zero as "use the default"; on the command line it is a mistake.
+	for name, d := range map[string]time.Duration{
+		"--reaper-interval": cfg.ReaperInterval, "--idle-threshold": cfg.IdleThreshold,
+		"--grace-period": cfg.GracePeriod, "--event-max-age": cfg.EventMaxAge,
+		"--event-cleanup-interval": cfg.EventCleanupInterval, "--sse-retry": cfg.SSERetry,
+	} {
+		if d <= 0 {
+			return usageError{fmt.Errorf("%s must be positive, got %v", name, d)}
+		}
+	}
+	if cfg.SSEKeepAlive < 0 {
+		return usageError{fmt.Errorf("--sse-keepalive must not be negative, got %v", cfg.SSEKeepAlive)}
+	}
 	if cfg.SSEKeepAlive == 0 {
 		cfg.SSEKeepAlive = -1 // Config's zero means the default; the flag's means off
 	}

@@ -25,14 +25,16 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "usage: mcp-conform"},
 		{[]string{"nope"}, `unknown command "nope"`},
 		{[]string{"serve", "--grace-period", "soon"}, "invalid value"},
-		{[]string{"serve", "--grace-period", "-1s"}, "grace period must be positive"},
+		{[]string{"serve", "--grace-period", "-1s"}, "--grace-period must be positive"},
+		{[]string{"serve", "--grace-period", "0"}, "--grace-period must be positive"},
+		{[]string{"serve", "--sse-keepalive", "-1s"}, "--sse-keepalive must not be negative"},
 		{[]string{"serve", "--expired-response", "teapot"}, `expired response must be "envelope" or "plain"`},
 		{[]string{"serve", "--bearer-token", "alice"}, "want NAME=TOKEN"},
 		{[]string{"serve", "--bearer-token", "a=t", "--bearer-token", "b=t"}, `already used by "a"`},
 		{[]string{"serve", "--path", "mcp"}, "--path must start with /"},
 		{[]string{"serve", "--log-level", "loud"}, "--log-level"},
 		{[]string{"serve", "extra"}, "unexpected arguments: extra"},
-		{[]string{"serve", "--sse-retry", "0s"}, "SSE retry must be positive"},
+		{[]string{"serve", "--sse-retry", "0s"}, "--sse-retry must be positive"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), tc.args, &stdout, &stderr)

@@ -21,7 +21,7 @@ type streamWriter struct {
 	http.ResponseWriter
 	mu          sync.Mutex
 	wroteHeader bool
-	finished    bool // the handler is returning: the writer must not be used
+	finished    bool            // the handler is returning: the writer must not be used
 	onEvent     func(index int) // called with each standalone event index written
 }
 
