@@ -270,3 +270,35 @@ func TestKeepAliveAndRetry(t *testing.T) {
 	}
 	<-replaced
 }
+
+// TestReplayGap covers REPLAY-GAP and EVT-REPLAY-STREAM on the standalone
+// stream: messages sent while the client had no stream are replayed after
+// its Last-Event-ID, in order, once, and nothing of other streams.
+func TestReplayGap(t *testing.T) {
+	e := newEnv(t, noKeepAlive)
+	sid := e.connect(e.c)
+	e.startLongOperation(e.c, sid, 3)
+	e.conns.cutAll()
+	eventually(t, "the server to notice the cut", func() bool { return !e.busy() })
+	c := e.client()
+	get, err := c.OpenGET(e.ctx(), sid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.step()
+	seen := next(t, get, 2) // step 1, live
+	get.Close()
+	eventually(t, "the GET to end", func() bool { return !e.busy() })
+	e.step() // step 2 while the client has no stream
+	e.step()
+	// An unrelated call on its own POST stream meanwhile.
+	e.tool(c, sid, "echo", map[string]any{"text": "other stream"})
+	resumed, err := c.OpenGET(e.ctx(), sid, seen[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Close()
+	if got := describe(t, next(t, resumed, 4)); got != "progress II, log step 2 of 3, progress III, log step 3 of 3" {
+		t.Fatalf("replayed gap: %s", got)
+	}
+}
