@@ -35,6 +35,27 @@ func (e *env) startLongOperation(c *wire.Client, sid string, steps int) *wire.St
 	return st
 }
 
+// refresh is a page refresh: every TCP connection of the client is cut with
+// no MCP-level goodbye; once the server has noticed, a new client instance
+// takes over.
+func (e *env) refresh() *wire.Client {
+	e.t.Helper()
+	e.conns.cutAll()
+	eventually(e.t, "the server to notice the cut", func() bool { return !e.busy() })
+	return e.client()
+}
+
+// openGET opens a GET stream (resuming after last if non-empty), closed at cleanup.
+func (e *env) openGET(c *wire.Client, sid, last string) *wire.Stream {
+	e.t.Helper()
+	st, err := c.OpenGET(e.ctx(), sid, last)
+	if err != nil {
+		e.t.Fatalf("GET (Last-Event-ID %q): %v", last, err)
+	}
+	e.t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // step advances the fake clock by one long_operation step, once its timer waits.
 func (e *env) step() {
 	e.t.Helper()
@@ -97,27 +118,16 @@ func TestOrphanedNotificationsRedirected(t *testing.T) {
 	if got := describe(t, seen); got != "progress I, log step 1 of 3" {
 		t.Fatalf("before the cut: %s", got)
 	}
-	e.conns.cutAll()
-	eventually(t, "the server to notice the cut", func() bool { return !e.busy() })
+	c := e.refresh()
 	e.step()
 	e.step()
-
-	c := e.client()
-	get, err := c.OpenGET(e.ctx(), sid, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer get.Close()
+	get := e.openGET(c, sid, "")
 	if got := describe(t, next(t, get, 4)); got != "progress II, log step 2 of 3, progress III, log step 3 of 3" {
 		t.Fatalf("standalone stream after the refresh: %s", got)
 	}
 	// The response never came on the standalone stream; resuming the POST
 	// stream yields it, and only it, then the stream ends.
-	resumed, err := c.OpenGET(e.ctx(), sid, seen[1].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resumed.Close()
+	resumed := e.openGET(c, sid, seen[1].ID)
 	if got := describe(t, next(t, resumed, 1)); got != "result completed 3 steps" {
 		t.Fatalf("resumed POST stream: %s", got)
 	}
@@ -132,14 +142,8 @@ func TestOrphanedNotificationsLive(t *testing.T) {
 	e := newEnv(t, noKeepAlive)
 	sid := e.connect(e.c)
 	e.startLongOperation(e.c, sid, 2)
-	e.conns.cutAll()
-	eventually(t, "the server to notice the cut", func() bool { return !e.busy() })
-	c := e.client()
-	get, err := c.OpenGET(e.ctx(), sid, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer get.Close()
+	c := e.refresh()
+	get := e.openGET(c, sid, "")
 	e.step()
 	if got := describe(t, next(t, get, 2)); got != "progress I, log step 1 of 2" {
 		t.Fatalf("live on the standalone stream: %s", got)
@@ -157,14 +161,9 @@ func TestFreshGETNoHistory(t *testing.T) {
 	e := newEnv(t, noKeepAlive)
 	sid := e.connect(e.c)
 	e.startLongOperation(e.c, sid, 2)
-	e.conns.cutAll()
-	eventually(t, "the server to notice the cut", func() bool { return !e.busy() })
+	c := e.refresh()
 	e.step()
-	c := e.client()
-	get, err := c.OpenGET(e.ctx(), sid, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	get := e.openGET(c, sid, "")
 	first := next(t, get, 2)
 	get.Close()
 	eventually(t, "the GET to end", func() bool { return !e.busy() })
@@ -172,11 +171,7 @@ func TestFreshGETNoHistory(t *testing.T) {
 	if resp, err := c.Initialize(e.ctx(), sid); err != nil || resp.Status != http.StatusOK {
 		t.Fatalf("re-initialize: %v %v", resp, err)
 	}
-	get2, err := c.OpenGET(e.ctx(), sid, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer get2.Close()
+	get2 := e.openGET(c, sid, "")
 	e.step()
 	second := next(t, get2, 2)
 	if got := describe(t, second); got != "progress II, log step 2 of 2" {
@@ -278,13 +273,8 @@ func TestReplayGap(t *testing.T) {
 	e := newEnv(t, noKeepAlive)
 	sid := e.connect(e.c)
 	e.startLongOperation(e.c, sid, 3)
-	e.conns.cutAll()
-	eventually(t, "the server to notice the cut", func() bool { return !e.busy() })
-	c := e.client()
-	get, err := c.OpenGET(e.ctx(), sid, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := e.refresh()
+	get := e.openGET(c, sid, "")
 	e.step()
 	seen := next(t, get, 2) // step 1, live
 	get.Close()
@@ -293,11 +283,7 @@ func TestReplayGap(t *testing.T) {
 	e.step()
 	// An unrelated call on its own POST stream meanwhile.
 	e.tool(c, sid, "echo", map[string]any{"text": "other stream"})
-	resumed, err := c.OpenGET(e.ctx(), sid, seen[1].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resumed.Close()
+	resumed := e.openGET(c, sid, seen[1].ID)
 	if got := describe(t, next(t, resumed, 4)); got != "progress II, log step 2 of 3, progress III, log step 3 of 3" {
 		t.Fatalf("replayed gap: %s", got)
 	}
