@@ -15,11 +15,8 @@ func TestRecoveryHint(t *testing.T) {
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
 		t.Run(method, func(t *testing.T) {
 			e := newEnv(t, server.Config{RecoveryHint: true})
-			var body any
-			if method == http.MethodPost {
-				body = e.c.Request("tools/call", wire.ToolParams("echo", map[string]any{"text": "again"}, ""))
-			}
-			resp := e.do(e.c, method, "STALE-FROM-BEFORE-RESTART", body)
+			call := e.c.Request("tools/call", wire.ToolParams("echo", map[string]any{"text": "again"}, ""))
+			resp := e.send(e.c, method, "STALE-FROM-BEFORE-RESTART", call)
 			if resp.Status != http.StatusNotFound || string(resp.Body) != envelopeBody {
 				t.Fatalf("stale id: HTTP %d %s, want 404 envelope", resp.Status, resp.Body)
 			}

@@ -89,10 +89,7 @@ func drain(st *wire.Stream) error {
 // can neither re-initialize nor use the session, and the refusals leave it
 // untouched (its grace period keeps running).
 func TestReinitializeOwnerOnly(t *testing.T) {
-	e := newEnv(t, server.Config{BearerTokens: map[string]string{"tok-a": "alice", "tok-m": "mallory"}})
-	alice, mallory := e.client(), e.client()
-	alice.Header.Set("Authorization", "Bearer tok-a")
-	mallory.Header.Set("Authorization", "Bearer tok-m")
+	e, alice, mallory := twoPrincipals(t)
 	sid := e.connect(alice)
 	e.tool(alice, sid, "counter_increment", nil)
 	e.clock.Step(testIdle + 1)
@@ -102,11 +99,8 @@ func TestReinitializeOwnerOnly(t *testing.T) {
 		t.Fatalf("re-initialize by another principal: HTTP %d, want 403 or 404", resp.Status)
 	}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		var body any
-		if method == http.MethodPost {
-			body = mallory.Request("tools/call", wire.ToolParams("counter_increment", nil, ""))
-		}
-		if got := e.do(mallory, method, sid, body).Status; got != http.StatusForbidden && got != http.StatusNotFound {
+		call := mallory.Request("tools/call", wire.ToolParams("counter_increment", nil, ""))
+		if got := e.send(mallory, method, sid, call).Status; got != http.StatusForbidden && got != http.StatusNotFound {
 			t.Fatalf("%s by another principal: HTTP %d, want 403 or 404", method, got)
 		}
 	}
@@ -118,10 +112,7 @@ func TestReinitializeOwnerOnly(t *testing.T) {
 // TestReinitializeOwnerContinues: the owner's re-initialize keeps the session
 // bound to the owner.
 func TestReinitializeOwnerContinues(t *testing.T) {
-	e := newEnv(t, server.Config{BearerTokens: map[string]string{"tok-a": "alice", "tok-m": "mallory"}})
-	alice, mallory := e.client(), e.client()
-	alice.Header.Set("Authorization", "Bearer tok-a")
-	mallory.Header.Set("Authorization", "Bearer tok-m")
+	e, alice, mallory := twoPrincipals(t)
 	sid := e.connect(alice)
 	if resp, err := alice.Initialize(e.ctx(), sid); err != nil || resp.Status != http.StatusOK {
 		t.Fatalf("owner re-initialize: %v %v", resp, err)

@@ -105,7 +105,7 @@ func (e *env) tool(c *wire.Client, sid, name string, args any) string {
 	return out
 }
 
-// status sends method with sid and returns the answer.
+// do sends method with sid and returns the answer.
 func (e *env) do(c *wire.Client, method, sid string, body any) *wire.Response {
 	e.t.Helper()
 	req, err := c.NewHTTPRequest(e.ctx(), method, sid, body)
@@ -117,6 +117,42 @@ func (e *env) do(c *wire.Client, method, sid string, body any) *wire.Response {
 		e.t.Fatalf("%s: %v", method, err)
 	}
 	return resp
+}
+
+// send sends method with sid; postBody is the body when method is POST and
+// ignored otherwise, so one loop can try POST, GET and DELETE alike.
+func (e *env) send(c *wire.Client, method, sid string, postBody any) *wire.Response {
+	e.t.Helper()
+	if method != http.MethodPost {
+		postBody = nil
+	}
+	return e.do(c, method, sid, postBody)
+}
+
+// getAfter sends a GET with Last-Event-ID last and reads the whole answer
+// (for answers that are not streams).
+func (e *env) getAfter(c *wire.Client, sid, last string) *wire.Response {
+	e.t.Helper()
+	req, err := c.NewHTTPRequest(e.ctx(), http.MethodGet, sid, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set(wire.HeaderLastEventID, last)
+	resp, err := c.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp
+}
+
+// twoPrincipals returns a server requiring bearer tokens and clients of two
+// principals, alice and mallory.
+func twoPrincipals(t *testing.T) (e *env, alice, mallory *wire.Client) {
+	e = newEnv(t, server.Config{BearerTokens: map[string]string{"tok-a": "alice", "tok-m": "mallory"}})
+	alice, mallory = e.client(), e.client()
+	alice.Header.Set("Authorization", "Bearer tok-a")
+	mallory.Header.Set("Authorization", "Bearer tok-m")
+	return e, alice, mallory
 }
 
 // eventually polls cond until it holds or 10s pass; for conditions that

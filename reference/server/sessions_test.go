@@ -38,11 +38,7 @@ func TestMissingSessionID(t *testing.T) {
 	e := newEnv(t, server.Config{})
 	e.connect(e.c)
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		var body any
-		if method == http.MethodPost {
-			body = e.c.Request("tools/list", nil)
-		}
-		if got := e.do(e.c, method, "", body).Status; got != http.StatusBadRequest {
+		if got := e.send(e.c, method, "", e.c.Request("tools/list", nil)).Status; got != http.StatusBadRequest {
 			t.Errorf("%s without session id: HTTP %d, want 400", method, got)
 		}
 	}
@@ -52,11 +48,7 @@ func TestMissingSessionID(t *testing.T) {
 func TestUnknownSession(t *testing.T) {
 	e := newEnv(t, server.Config{})
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		var body any
-		if method == http.MethodPost {
-			body = e.c.Request("tools/list", nil)
-		}
-		resp := e.do(e.c, method, "NOSUCHSESSION", body)
+		resp := e.send(e.c, method, "NOSUCHSESSION", e.c.Request("tools/list", nil))
 		if resp.Status != http.StatusNotFound {
 			t.Fatalf("%s unknown id: HTTP %d, want 404", method, resp.Status)
 		}
@@ -131,11 +123,7 @@ func TestDeleteThenReinitialize(t *testing.T) {
 		t.Fatalf("DELETE: HTTP %d, want 2xx", got)
 	}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		var body any
-		if method == http.MethodPost {
-			body = e.c.Request("tools/list", nil)
-		}
-		if got := e.do(e.c, method, sid, body).Status; got != http.StatusNotFound {
+		if got := e.send(e.c, method, sid, e.c.Request("tools/list", nil)).Status; got != http.StatusNotFound {
 			t.Errorf("%s after DELETE: HTTP %d, want 404", method, got)
 		}
 	}

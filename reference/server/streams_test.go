@@ -207,12 +207,7 @@ func TestReplayErrors(t *testing.T) {
 		{a, strings.Split(idOfA, "_")[0] + "_99", "unknown_event_id"}, // beyond the last event
 	}
 	for _, tc := range cases {
-		req, _ := e.c.NewHTTPRequest(e.ctx(), http.MethodGet, tc.sid, nil)
-		req.Header.Set("Last-Event-ID", tc.last)
-		got, err := e.c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := e.getAfter(e.c, tc.sid, tc.last)
 		if got.Status != http.StatusBadRequest || !strings.Contains(string(got.Body), `"reason":"`+tc.reason+`"`) {
 			t.Errorf("Last-Event-ID %q on %s: HTTP %d %s, want 400 %s", tc.last, tc.sid, got.Status, got.Body, tc.reason)
 		}
@@ -223,12 +218,7 @@ func TestReplayErrors(t *testing.T) {
 	// Evicted by age: the answer says so.
 	e.clock.Step(2 * time.Minute)
 	e.srv.SweepEvents()
-	req, _ := e.c.NewHTTPRequest(e.ctx(), http.MethodGet, a, nil)
-	req.Header.Set("Last-Event-ID", strings.Split(idOfA, "_")[0]+"_0")
-	got, err := e.c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := e.getAfter(e.c, a, strings.Split(idOfA, "_")[0]+"_0")
 	if got.Status != http.StatusBadRequest || !strings.Contains(string(got.Body), `"reason":"events_evicted"`) {
 		t.Fatalf("evicted id: HTTP %d %s", got.Status, got.Body)
 	}
