@@ -31,6 +31,8 @@ type command struct {
 }
 
 var commands = []command{
+	{"server", "check an MCP server against the behaviour catalogue", runServer},
+	{"list", "print the behaviour catalogue", runList},
 	{"serve", "run the reference MCP server", runServe},
 }
 

@@ -1,0 +1,132 @@
+package catalogue
+
+// Target-profile keys a check can need (see package target).
+const (
+	KeyNotifying     = "tools.notifying"
+	KeyStateful      = "tools.stateful"
+	KeyGraceTimings  = "timings.idle_threshold+grace_period+reaper_interval"
+	KeyEventMaxAge   = "timings.event_max_age"
+	KeyPrincipals    = "principals"
+	KeyOriginDenied  = "origins.disallowed"
+	KeyRecoveryHint  = "recovery_hint"
+	specTransports   = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports"
+	specSessions     = specTransports + "#session-management"
+	specVersion      = specTransports + "#protocol-version-header"
+	specSecurity     = specTransports + "#security-warning"
+	specListening    = specTransports + "#listening-for-messages-from-the-server"
+	specMultiple     = specTransports + "#multiple-connections"
+	specResumability = specTransports + "#resumability-and-redelivery"
+	specSending      = specTransports + "#sending-messages-to-the-server"
+	specCancellation = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation"
+	resilience       = "mcp-conform resilience catalogue: "
+)
+
+var entries = []Entry{
+	// Server: sessions (spec).
+	{ID: "SESS-ID-CHARS", Level: Must, Side: Server, Section: "sessions", SpecRef: specSessions,
+		Summary: "The Mcp-Session-Id on the InitializeResult has only visible ASCII (0x21-0x7E)."},
+	{ID: "SESS-ID-ENTROPY", Level: Should, Side: Server, Section: "sessions", SpecRef: specSessions,
+		Summary: "Session ids are unique and unguessable (at least 128 bits by length and alphabet)."},
+	{ID: "SESS-MISSING-400", Level: Should, Side: Server, Section: "sessions", SpecRef: specSessions,
+		Summary: "A non-initialize request without a session id gets 400."},
+	{ID: "SESS-UNKNOWN-404", Level: Must, Side: Server, Section: "sessions", SpecRef: specSessions,
+		Summary: "POST, GET and DELETE with an unknown session id get 404."},
+	{ID: "SESS-DELETE", Level: Must, Side: Server, Section: "sessions", SpecRef: specSessions,
+		Summary: "After a successful DELETE the id gets 404 (a 405 answer to DELETE skips the check)."},
+	{ID: "SESS-REINIT-NEW", Level: Must, Side: Server, Section: "sessions", SpecRef: specSessions,
+		Summary: "After a 404, an initialize without a session id starts a new, working session with a different id."},
+	{ID: "VER-INVALID-400", Level: Must, Side: Server, Section: "sessions", SpecRef: specVersion,
+		Summary: "A request with an unsupported MCP-Protocol-Version gets 400."},
+	{ID: "ORIGIN-403", Level: Must, Side: Server, Section: "sessions", SpecRef: specSecurity, Needs: []string{KeyOriginDenied},
+		Summary: "A request with a present but disallowed Origin gets 403."},
+
+	// Server: streams and resumability (spec).
+	{ID: "GET-SSE-OR-405", Level: Must, Side: Server, Section: "streams", SpecRef: specListening,
+		Summary: "GET with Accept: text/event-stream and a valid session gets text/event-stream or 405."},
+	{ID: "GET-NO-RESPONSES", Level: Must, Side: Server, Section: "streams", SpecRef: specListening, Needs: []string{KeyNotifying},
+		Summary: "The standalone GET stream never carries a JSON-RPC response."},
+	{ID: "MSG-ONE-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specMultiple, Needs: []string{KeyNotifying},
+		Summary: "Each message goes to exactly one connected stream: no broadcast across GET and POST streams."},
+	{ID: "EVT-ID-UNIQUE", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []string{KeyNotifying},
+		Summary: "SSE event ids are unique across all streams of the session."},
+	{ID: "EVT-REPLAY-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []string{KeyNotifying},
+		Summary: "GET with Last-Event-ID replays only messages of the stream that id belongs to."},
+	{ID: "EVT-REPLAY-POST", Level: May, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []string{KeyNotifying},
+		Summary: "A POST stream cut before its response resumes by GET with Last-Event-ID: missed notifications, then the response."},
+	{ID: "SSE-PRIMING", Level: Should, Side: Server, Section: "streams", SpecRef: specSending, Needs: []string{KeyNotifying},
+		Summary: "A resumable SSE stream starts with an event that has an id and empty data."},
+	{ID: "SSE-RETRY-FIELD", Level: Should, Side: Server, Section: "streams", SpecRef: specSending,
+		Summary: "A server that closes an SSE connection on purpose sends a retry field first."},
+	{ID: "DISCONNECT-NOT-CANCEL", Level: Should, Side: Server, Section: "streams", SpecRef: specCancellation, Needs: []string{KeyNotifying},
+		Summary: "Dropping a POST stream does not cancel the request: it completes and its result is reachable by resumption."},
+
+	// Server: resilience.
+	{ID: "GRACE-IDLE-SURVIVES", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+		Summary: "A session silent for less than idle threshold + grace period still works."},
+	{ID: "GRACE-EXPIRES", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+		Summary: "A session silent for idle threshold + grace period (+ one reaper interval) is gone: 404."},
+	{ID: "GRACE-ACTIVITY-RESETS", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+		Summary: "A session used at intervals shorter than the idle threshold is never reaped."},
+	{ID: "GRACE-LIVE-STREAM", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+		Summary: "A session whose standalone GET stream is connected is not reaped."},
+	{ID: "GRACE-RECONNECT-CANCELS", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+		Summary: "A request during the grace period cancels the pending expiry."},
+	{ID: "RECREATE-REINIT-200", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "transport recreation",
+		Summary: "initialize carrying a live session id gets a real InitializeResult (200) with the same Mcp-Session-Id."},
+	{ID: "RECREATE-STATE-KEPT", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "transport recreation", Needs: []string{KeyStateful},
+		Summary: "Session state survives the re-initialize."},
+	{ID: "RECREATE-WORKS-AFTER", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "transport recreation",
+		Summary: "After the re-initialize, tools/list, tools/call and a new GET stream work on the same id."},
+	{ID: "RECREATE-OWNER-ONLY", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "session ownership", Needs: []string{KeyPrincipals},
+		Summary: "A request for a session made with another principal's token is refused (403/404) and the session is untouched."},
+	{ID: "RESUME-NO-INIT", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "page refresh",
+		Summary: "After every connection is cut, reusing the id without initialize (new GET, then POSTs) works."},
+	{ID: "GET-STALE-REPLACED", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "stale GET replacement",
+		Summary: "A new GET while the previous GET connection is half-open is accepted (200), never 409."},
+	{ID: "GET-LIVE-REPLACED", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "stale GET replacement",
+		Summary: "A new GET while the previous one is connected is accepted and the old one is closed."},
+	{ID: "REDIRECT-ORPHANED", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "orphaned-notification redirect", Needs: []string{KeyNotifying},
+		Summary: "Notifications of a request whose POST stream died arrive on the standalone GET stream, in order, none lost."},
+	{ID: "REDIRECT-NO-RESPONSE", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "orphaned-notification redirect", Needs: []string{KeyNotifying},
+		Summary: "The response of such a request is not sent on the GET stream; resuming its POST stream yields it."},
+	{ID: "REPLAY-GAP", Level: Res, Side: Server, Section: "replay", SpecRef: resilience + "event replay", Needs: []string{KeyNotifying},
+		Summary: "Messages emitted while the client had no stream are replayed after Last-Event-ID: none lost, none twice, in order."},
+	{ID: "REPLAY-SESSION-SCOPED", Level: Res, Side: Server, Section: "replay", SpecRef: resilience + "event replay", Needs: []string{KeyNotifying},
+		Summary: "A Last-Event-ID from session A presented on session B replays nothing of A."},
+	{ID: "REPLAY-EVICTION", Level: Res, Side: Server, Section: "replay", SpecRef: resilience + "event replay", Needs: []string{KeyNotifying, KeyEventMaxAge},
+		Summary: "Resuming from an evicted id gets a clear 4xx answer (not 404, no hang, no 5xx, no silent partial replay)."},
+	{ID: "ENVELOPE-404", Level: Res, Side: Server, Section: "envelope", SpecRef: resilience + "session-expired envelope",
+		Summary: "An unknown session id gets 404 application/json with the -32003 session-expired envelope."},
+	{ID: "ENVELOPE-RESUME-HINT", Level: Res, Side: Server, Section: "envelope", SpecRef: resilience + "session-expired envelope",
+		Summary: "An envelope's data.resume names a listed tool (method) and its resume-token argument (via)."},
+	{ID: "RESTART-404", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Needs: []string{NeedServerCmd},
+		Summary: "After a server restart the old id gets the 404 envelope and a new initialize works."},
+	{ID: "RESTART-HINT", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Needs: []string{KeyRecoveryHint},
+		Summary: "The 404 for a stale id carries a new Mcp-Session-Id of an initialized session that works at once."},
+
+	// Client (graded in client mode).
+	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client persistence",
+		Summary: "Session id, server URL, last event id, last result and logs are in durable storage."},
+	{ID: "CLI-CLEAR-ON-DISCONNECT", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client persistence",
+		Summary: "An explicit disconnect removes the stored session id; a crash or kill does not."},
+	{ID: "CLI-RECONNECT", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client reconnect",
+		Summary: "A restarted client reconnects to the stored session with stored tokens, the negotiated version and a GET stream."},
+	{ID: "CLI-FALLBACK", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client reconnect",
+		Summary: "If the stored session is gone, the client clears it and starts a fresh session."},
+	{ID: "CLI-RESUME", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client resume",
+		Summary: "The client resumes with Last-Event-ID; replayed events reach handlers exactly once."},
+	{ID: "CLI-RETRY-FIELD", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client resume",
+		Summary: "The client waits the server's retry milliseconds before reconnecting an SSE stream."},
+	{ID: "CLI-404-REINIT", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client expiry handling",
+		Summary: "On 404 for a request with a session id, the client starts a new session and retries once."},
+	{ID: "CLI-ENVELOPE", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client expiry handling",
+		Summary: "On the -32003 envelope the client re-initializes, re-issues resume.method with its token, reports one reconnect."},
+	{ID: "CLI-RETRY-ONCE", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client expiry handling",
+		Summary: "An allow-listed session-expired error on the five operations triggers exactly one retry on the new session."},
+	{ID: "CLI-CANCEL-WAIT", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client expiry handling",
+		Summary: "A cancel during the reconnect wait ends it promptly as a cancel."},
+	{ID: "CLI-RESTART-HINT", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "restart recovery",
+		Summary: "On a 404 carrying a new Mcp-Session-Id the client adopts it and retries at once."},
+	{ID: "CLI-STATUS", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client status",
+		Summary: "Status transitions connecting, connected, reconnecting, connected (reconnected), disconnected are reported."},
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/harness"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o harness.Options
+	fs.StringVar(&o.URL, "url", "", "MCP endpoint to check; empty starts the embedded reference server")
+	profile := fs.String("profile", string(catalogue.ProfileAll), "checks to run: spec, resilience or all")
+	fs.BoolVar(&o.Strict, "strict", false, "failed SHOULD checks fail the run (default: warnings)")
+	fs.StringVar(&o.TargetConfig, "target-config", "", "target profile file (YAML or JSON) declaring tools, timings, principals and origins")
+	fs.StringVar(&o.ServerCmd, "server-cmd", "", "command that starts the target, with {port} for a free port (also in --url); enables restart checks")
+	fs.DurationVar(&o.ServerStartTimeout, "server-start-timeout", 30*time.Second, "how long a --server-cmd target may take to answer")
+	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to this file")
+	fs.StringVar(&o.JSON, "json", "", "write a JSON report to this file")
+	fs.StringVar(&o.LabelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'sessions || grace' or '!resilience'")
+	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-'")
+	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")
+	fs.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the target directly; checks that inject network faults are skipped")
+	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
+	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
+	fs.BoolVar(&o.Verbose, "v", false, "verbose: also print Ginkgo's own output to stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: mcp-conform server [flags]
+
+Checks an MCP Streamable HTTP server against the behaviour catalogue
+('mcp-conform list'), injecting network faults through an embedded proxy.
+Without --url it checks the embedded reference server.
+
+Exit status: 0 all required checks passed, 1 a required check failed,
+2 usage or setup error (bad flag, unreachable or non-MCP URL).
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	}
+	o.Profile = catalogue.Profile(*profile)
+	if *expected != "" {
+		ef, err := harness.LoadExpectedFailures(*expected)
+		if err != nil {
+			return usageError{err}
+		}
+		o.ExpectedFailures = ef
+	}
+	run, err := harness.Run(ctx, o, stdout, stderr)
+	if se := new(harness.SetupError); errors.As(err, &se) {
+		return usageError{se}
+	}
+	if err != nil {
+		return err
+	}
+	if !run.Passed {
+		return fmt.Errorf("%d required checks failed", run.Counts["fail"]+run.Counts["stale"])
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// preflightTimeout bounds the first contact with the target.
+const preflightTimeout = 15 * time.Second
+
+// sessionlessVersion is the revision that removes sessions and GET streams.
+const sessionlessVersion = "2026-07-28"
+
+// probe is what the first initialize revealed about the target.
+type probe struct {
+	// version is the protocol version the target negotiated.
+	version string
+	// sessionless is why session checks do not apply, or "".
+	sessionless string
+}
+
+// preflight initializes once, so that an unreachable URL or something
+// that is not an MCP endpoint is one clear setup error instead of a page
+// of failed checks. It learns the negotiated version and whether the
+// target keeps sessions, and deletes the session it made.
+func preflight(ctx context.Context, url, version string, cfg *target.Config) (*probe, error) {
+	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	defer cancel()
+	c := wire.New(url)
+	c.ProtocolVersion = version
+	for k, v := range cfg.Headers {
+		c.Header.Set(k, v)
+	}
+	if len(cfg.Principals) > 0 {
+		c.Header.Set("Authorization", "Bearer "+cfg.Principals[0].Token)
+	}
+	if cfg.Origins.Allowed != "" {
+		c.Header.Set("Origin", cfg.Origins.Allowed)
+	}
+	resp, err := c.Initialize(ctx, "")
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) || strings.Contains(err.Error(), "connection refused") {
+			return nil, fmt.Errorf("cannot reach %s: %v", url, err)
+		}
+		return nil, fmt.Errorf("initialize at %s: %v", url, err)
+	}
+	notMCP := func(why string) error {
+		ct := resp.Header.Get("Content-Type")
+		return fmt.Errorf("%s does not answer like an MCP Streamable HTTP endpoint: initialize got HTTP %d (%s): %s\n%s",
+			url, resp.Status, ct, excerpt(resp.Body), why)
+	}
+	switch resp.Status {
+	case http.StatusOK:
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return nil, notMCP("the target refused the harness; declare its bearer tokens (principals) or headers in --target-config")
+	default:
+		return nil, notMCP("check the URL and path")
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && mt != "text/event-stream" {
+		return nil, notMCP("want application/json or text/event-stream")
+	}
+	m, err := resp.Result()
+	if err != nil {
+		return nil, notMCP(err.Error())
+	}
+	if m.Error != nil {
+		return nil, fmt.Errorf("initialize at %s failed: %v", url, m.Error)
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(m.Result, &res); err != nil || res.ProtocolVersion == "" {
+		return nil, notMCP("the result is not an InitializeResult (no protocolVersion)")
+	}
+	p := &probe{version: res.ProtocolVersion}
+	sid := resp.SessionID()
+	switch {
+	case res.ProtocolVersion >= sessionlessVersion:
+		p.sessionless = fmt.Sprintf("the target negotiated protocol %s, which has no sessions, GET streams or resumption", res.ProtocolVersion)
+	case sid == "":
+		p.sessionless = "the target assigned no Mcp-Session-Id (a stateless server)"
+	default:
+		c.ProtocolVersion = res.ProtocolVersion
+		_, _ = c.Post(ctx, sid, wire.Notification("notifications/initialized"))
+		_, _ = c.Delete(ctx, sid)
+	}
+	return p, nil
+}
+
+func excerpt(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}

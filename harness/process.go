@@ -1,0 +1,147 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stopTimeout is how long a target process gets to exit after SIGTERM
+// before it is killed.
+const stopTimeout = 5 * time.Second
+
+// processTarget is a target the harness starts itself from --server-cmd,
+// on a free port substituted for {port}, and can restart (F-RESTART).
+type processTarget struct {
+	command string // with the port substituted
+	url     string
+	timeout time.Duration
+	out     *tail
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+}
+
+// startProcess picks a free port, substitutes it for {port} in the command
+// and the URL, starts the command and waits until the URL answers HTTP.
+func startProcess(ctx context.Context, command, url string, timeout time.Duration) (*processTarget, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &processTarget{
+		command: strings.ReplaceAll(command, "{port}", port),
+		url:     strings.ReplaceAll(url, "{port}", port),
+		timeout: timeout,
+		out:     &tail{max: 8 << 10},
+	}
+	if err := p.start(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("finding a free port: %w", err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
+}
+
+func (p *processTarget) start(ctx context.Context) error {
+	p.cmd = exec.Command("/bin/sh", "-c", p.command)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so stop reaches its children
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("--server-cmd: %w", err)
+	}
+	p.exited = make(chan struct{})
+	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
+	if err := p.awaitReady(ctx); err != nil {
+		p.Close()
+		return err
+	}
+	return nil
+}
+
+// awaitReady polls the URL until any HTTP answer arrives, the process
+// exits, or the start timeout passes.
+func (p *processTarget) awaitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.url, nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("--server-cmd %q exited before %s answered (%v); its output:\n%s", p.command, p.url, p.waitErr, p.out)
+		case <-ctx.Done():
+			return fmt.Errorf("--server-cmd %q: %s did not answer within %v; its output:\n%s", p.command, p.url, p.timeout, p.out)
+		case <-tick.C:
+		}
+	}
+}
+
+// Close stops the process group: SIGTERM, then SIGKILL after stopTimeout.
+func (p *processTarget) Close() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	pgid := -p.cmd.Process.Pid
+	_ = syscall.Kill(pgid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(stopTimeout):
+		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		<-p.exited
+	}
+	_ = syscall.Kill(pgid, syscall.SIGKILL) // children that ignored SIGTERM
+}
+
+// Restart is F-RESTART: stop the process and start it again on the same port.
+func (p *processTarget) Restart(ctx context.Context) error {
+	p.Close()
+	return p.start(ctx)
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = t.buf[over:]
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.buf) == 0 {
+		return "(none)"
+	}
+	return string(t.buf)
+}
+

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Marks are the short result words of the console.
+var marks = map[Verdict]string{
+	Pass: "PASS", Fail: "FAIL", Warn: "WARN", Info: "INFO", Skip: "SKIP",
+	ExpectedFailure: "XFAIL", Stale: "STALE",
+}
+
+// Mark is the console word for a verdict.
+func Mark(v Verdict) string { return marks[v] }
+
+// ProgressLine is the line printed as each check finishes.
+func ProgressLine(n, total int, c Check) string {
+	line := fmt.Sprintf("[%2d/%d] %-5s %-24s %6.2fs", n, total, Mark(c.Verdict), c.ID, c.Seconds)
+	if c.Verdict != Pass && c.Message != "" {
+		line += "  " + firstLine(c.Message)
+	}
+	return line
+}
+
+// WriteSummary writes the table of checks (ID, level, result, duration),
+// then the reasons of failures and warnings, then the counts. With
+// exchanges, failed checks' exchange logs follow their reasons.
+func WriteSummary(w io.Writer, r *Run, exchanges bool) {
+	fmt.Fprintf(w, "\nmcp-conform %s: %s (profile %s, protocol %s%s)\n\n", r.Mode, r.Target, r.Profile, r.ProtocolVersion, map[bool]string{true: ", strict"}[r.Strict])
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tLEVEL\tRESULT\tTIME")
+	for _, c := range r.Checks {
+		if c.Verdict == Skip && c.Message == notSelected {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fs\n", c.ID, c.Level, Mark(c.Verdict), c.Seconds)
+	}
+	tw.Flush()
+	first := true
+	for _, c := range r.Checks {
+		if c.Verdict == Pass || c.Verdict == Skip {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nDetails:")
+			first = false
+		}
+		fmt.Fprintf(w, "\n%s %s (%s): %s\n", Mark(c.Verdict), c.ID, c.Level, c.Summary)
+		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(c.Message), "\n", "\n  "))
+		if exchanges && c.Exchange != "" && c.Verdict.FailsRun() {
+			fmt.Fprintf(w, "  exchange:\n    %s\n", strings.ReplaceAll(strings.TrimRight(c.Exchange, "\n"), "\n", "\n    "))
+		}
+	}
+	var counts []string
+	for _, v := range Verdicts {
+		if n := r.Counts[v]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	result := "PASSED"
+	if !r.Passed {
+		result = "FAILED"
+	}
+	fmt.Fprintf(w, "\n%s: %d checks: %s (%.1fs)\n", result, len(r.Checks), strings.Join(counts, ", "), r.Seconds)
+}
+
+// notSelected is the message of a check the filters left out.
+const notSelected = "not selected by --profile, --label-filter or --focus"
+
+// NotSelected is the skip message of a check that was filtered out.
+func NotSelected() string { return notSelected }

@@ -1,0 +1,86 @@
+package suites
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// graceSlack absorbs scheduling and network delay around declared timings.
+const graceSlack = 500 * time.Millisecond
+
+// expiry is the longest a silent session may live: idle threshold, grace
+// period, one reaper interval, and slack.
+func expiry(c *target.Config) time.Duration {
+	t := c.Timings
+	return t.IdleThreshold.D() + t.GracePeriod.D() + t.ReaperInterval.D() + graceSlack
+}
+
+func graceBudget(c *target.Config) time.Duration { return 2 * expiry(c) }
+
+var _ = Describe("grace", func() {
+	check("GRACE-IDLE-SURVIVES", graceBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		t := e.Config.Timings
+		silence := t.IdleThreshold.D() + t.GracePeriod.D()/2
+		e.Logf("silent for %v (idle threshold + half the grace period)", silence)
+		pause(ctx, silence)
+		e.expectWorks(ctx, e.C, sid)
+	})
+
+	check("GRACE-EXPIRES", graceBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		e.Logf("silent for %v (idle threshold + grace period + reaper interval + slack)", expiry(e.Config))
+		pause(ctx, expiry(e.Config))
+		resp, err := e.C.Call(ctx, sid, "tools/list", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list on a session silent past its grace period")
+	})
+
+	check("GRACE-ACTIVITY-RESETS", graceBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		every := e.Config.Timings.IdleThreshold.D() / 2
+		end := time.Now().Add(expiry(e.Config))
+		for i := 0; time.Now().Before(end); i++ {
+			pause(ctx, every)
+			if i%2 == 0 {
+				e.expectWorks(ctx, e.C, sid)
+				continue
+			}
+			get := e.openGET(ctx, e.C, sid, "")
+			get.Close()
+		}
+		e.expectWorks(ctx, e.C, sid)
+	})
+
+	check("GRACE-LIVE-STREAM", graceBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		get := e.openGET(ctx, e.C, sid, "")
+		e.Logf("no requests for %v while the GET stream stays open", expiry(e.Config))
+		pause(ctx, expiry(e.Config))
+		Expect(get.Ended()).To(BeFalse(), "the server ended the standalone GET stream of a connected client")
+		e.expectWorks(ctx, e.C, sid)
+	})
+
+	check("GRACE-RECONNECT-CANCELS", graceBudget, func(ctx context.Context, e *Env) {
+		start := time.Now()
+		sid := e.connect(ctx, e.C)
+		t := e.Config.Timings
+		// Into the grace period: past the idle threshold and one reaper pass,
+		// well before the grace period ends.
+		inGrace := t.IdleThreshold.D() + t.GracePeriod.D()/2
+		if g, r := t.GracePeriod.D(), t.ReaperInterval.D(); g > r {
+			inGrace = t.IdleThreshold.D() + r + (g-r)/2
+		}
+		pause(ctx, inGrace)
+		e.Logf("reconnecting during the grace period")
+		e.expectWorks(ctx, e.C, sid)
+		pause(ctx, time.Until(start.Add(expiry(e.Config))))
+		e.expectWorks(ctx, e.C, sid)
+	})
+})

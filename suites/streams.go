@@ -1,0 +1,206 @@
+package suites
+
+import (
+	"context"
+	"errors"
+	"mime"
+	"net/http"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// secondGETWait bounds how long SSE-RETRY-FIELD waits for the server to
+// close a replaced GET stream.
+const secondGETWait = 3 * minQuiet * 3
+
+var _ = Describe("streams", func() {
+	check("GET-SSE-OR-405", nil, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		req, err := e.C.NewHTTPRequest(ctx, http.MethodGet, sid, nil)
+		Expect(err).NotTo(HaveOccurred())
+		resp, err := e.C.HTTP.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusMethodNotAllowed {
+			return
+		}
+		Expect(resp.StatusCode).To(Equal(http.StatusOK), "GET with Accept: text/event-stream")
+		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		Expect(mt).To(Equal("text/event-stream"), "Content-Type of the GET stream")
+	})
+
+	check("GET-NO-RESPONSES", notifyBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		get := e.openGET(ctx, e.C, sid, "")
+		k := e.startNotifying(ctx, e.C, sid, "get-no-responses")
+		e.awaitResponse(ctx, k, k.post)
+		e.expectWorks(ctx, e.C, sid)
+		consistently(ctx, quiet(e.Config), func() []wire.Message { return responses(get.Messages()) }).
+			Should(BeEmpty(), "JSON-RPC responses on the standalone GET stream")
+	})
+
+	check("MSG-ONE-STREAM", notifyBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		get := e.openGET(ctx, e.C, sid, "")
+		k := e.startNotifying(ctx, e.C, sid, "one-stream")
+		e.awaitResponse(ctx, k, k.post)
+		pause(ctx, quiet(e.Config)) // anything broadcast to the GET stream arrives meanwhile
+		e.expectOnce(e.notes(k.post.Messages(), k), e.notes(get.Messages(), k))
+		Expect(responses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
+	})
+
+	check("EVT-ID-UNIQUE", notifyBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		get := e.openGET(ctx, e.C, sid, "")
+		a := e.startNotifying(ctx, e.C, sid, "unique-a")
+		b := e.startNotifying(ctx, e.C, sid, "unique-b")
+		e.awaitResponse(ctx, a, a.post)
+		e.awaitResponse(ctx, b, b.post)
+		ids := map[string]string{}
+		for _, c := range []*collector{get, a.post, b.post} {
+			for _, ev := range c.Events() {
+				if ev.ID == "" {
+					continue
+				}
+				Expect(ids).NotTo(HaveKey(ev.ID), "event id %q on %s was already used on %s", ev.ID, c.name, ids[ev.ID])
+				ids[ev.ID] = c.name
+			}
+		}
+		if len(ids) == 0 {
+			Skip("the target sends no SSE event ids")
+		}
+	})
+
+	check("EVT-REPLAY-STREAM", notifyBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		a := e.startNotifying(ctx, e.C, sid, "replay-a")
+		b := e.startNotifying(ctx, e.C, sid, "replay-b")
+		e.awaitNotes(ctx, a, a.post, 2)
+		e.awaitNotes(ctx, b, b.post, 2)
+		e.needIDs(a.post)
+		e.Refresh()
+		resumed := e.resume(ctx, sid, a.post.LastID())
+		// Wait for a's response where the target replays it; its absence is
+		// not this check's business, another stream's messages are.
+		waitUntil(ctx, 2*toolRun(e.Config)+quiet(e.Config), func() bool { _, ok := a.response(resumed.Messages()); return ok })
+		for _, m := range resumed.Messages() {
+			Expect(b.isResponse(m) || (e.isNote(m, b) && !e.isNote(m, a))).To(BeFalse(),
+				"resuming stream of %s (call A) replayed a message of call B's stream: %s %s", a.post.LastID(), m.Method, m.ID)
+		}
+	})
+
+	check("EVT-REPLAY-POST", notifyBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		get := e.openGET(ctx, e.C, sid, "")
+		k := e.startNotifying(ctx, e.C, sid, "replay-post")
+		e.awaitNotes(ctx, k, k.post, 2)
+		e.needIDs(k.post)
+		e.Refresh()
+		get2 := e.openGET(ctx, e.C, sid, get.LastID())
+		resumed := e.resume(ctx, sid, k.post.LastID())
+		e.awaitResponse(ctx, k, resumed)
+		pause(ctx, quiet(e.Config))
+		// Missed notifications come on the resumed stream, or on the standalone
+		// stream where the server redirects a dead stream's notifications.
+		e.expectOnce(e.notes(k.post.Messages(), k), e.notes(resumed.Messages(), k), e.notes(get.Messages(), k), e.notes(get2.Messages(), k))
+	})
+
+	check("SSE-PRIMING", notifyBudget, func(ctx context.Context, e *Env) {
+		if TestContext.ProtocolVersion < "2025-11-25" {
+			Skip("priming events are new in protocol 2025-11-25; negotiated " + TestContext.ProtocolVersion)
+		}
+		sid := e.connect(ctx, e.C)
+		k := e.startNotifying(ctx, e.C, sid, "priming")
+		e.awaitResponse(ctx, k, k.post)
+		first := k.post.Events()[0]
+		Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+			"the POST stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
+		get := e.openGET(ctx, e.C, sid, "")
+		eventually(ctx, func() int { return len(get.Events()) }).Should(BeNumerically(">", 0), "a priming event on the standalone GET stream")
+		first = get.Events()[0]
+		Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+			"the GET stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
+	})
+
+	check("SSE-RETRY-FIELD", nil, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		first := e.openGET(ctx, e.C, sid, "")
+		second, err := e.C.OpenGET(ctx, sid, "")
+		if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusConflict {
+			Skip("the target refuses a second GET stream with 409, so it closes none on purpose here")
+		}
+		Expect(err).NotTo(HaveOccurred(), "second GET stream")
+		collect("second GET", second)
+		if !waitUntil(ctx, secondGETWait, first.Ended) {
+			Skip("the target kept the first GET stream open after a second one; no server-initiated close to inspect")
+		}
+		retry := false
+		for _, ev := range first.Events() {
+			retry = retry || ev.HasRetry
+		}
+		Expect(retry).To(BeTrue(), "the server closed the first GET stream without sending a retry field first")
+	})
+
+	check("DISCONNECT-NOT-CANCEL", notifyBudget, func(ctx context.Context, e *Env) {
+		sid := e.connect(ctx, e.C)
+		k := e.startNotifying(ctx, e.C, sid, "not-cancel")
+		e.awaitNotes(ctx, k, k.post, 1)
+		e.needIDs(k.post)
+		e.Refresh()
+		resumed := e.resume(ctx, sid, k.post.LastID())
+		m := e.awaitResponse(ctx, k, resumed)
+		Expect(m.Error).To(BeNil(), "the call ended with an error after its stream was dropped")
+		_, err := wire.ResultText(m.Result)
+		Expect(err).NotTo(HaveOccurred(), "the call's result after its stream was dropped")
+	})
+})
+
+// responses returns the JSON-RPC responses among msgs.
+func responses(msgs []wire.Message) []wire.Message {
+	var out []wire.Message
+	for _, m := range msgs {
+		if m.IsResponse() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// awaitResponse waits until the call's response arrives on c.
+func (e *Env) awaitResponse(ctx context.Context, k *call, c *collector) wire.Message {
+	var m wire.Message
+	eventually(ctx, func() bool {
+		var ok bool
+		m, ok = k.response(c.Messages())
+		return ok
+	}).Should(BeTrue(), "the response of %s on %s", k.token, c.name)
+	return m
+}
+
+// awaitNotes waits until n of the call's notifications arrived on c.
+func (e *Env) awaitNotes(ctx context.Context, k *call, c *collector, n int) {
+	eventually(ctx, func() int { return len(e.notes(c.Messages(), k)) }).
+		Should(BeNumerically(">=", n), "%d notifications of %s on %s", n, k.token, c.name)
+}
+
+// needIDs skips a resumption check when the stream carries no event ids.
+func (e *Env) needIDs(c *collector) {
+	if c.LastID() == "" {
+		Skip("the target's SSE events carry no ids, so streams cannot be resumed")
+	}
+}
+
+// resume opens GET with Last-Event-ID; a refusal skips the check as "not
+// resumable" unless the check requires resumption.
+func (e *Env) resume(ctx context.Context, sid, lastID string) *collector {
+	s, err := e.C.OpenGET(ctx, sid, lastID)
+	if se := new(wire.StatusError); errors.As(err, &se) && se.Status != http.StatusNotFound && e.Entry.Level != "RES" {
+		Skip("the target does not resume streams: GET with Last-Event-ID got HTTP " + http.StatusText(se.Status))
+	}
+	Expect(err).NotTo(HaveOccurred(), "GET with Last-Event-ID %q", lastID)
+	return collect("GET after "+lastID, s)
+}

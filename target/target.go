@@ -1,0 +1,218 @@
+// Package target describes what the harness may assume about a server under
+// test beyond the specification: which tools emit notifications or keep
+// per-session state, its declared timings, two principals' bearer tokens and
+// an allowed and a disallowed Origin. A check whose needs are not declared is
+// skipped, with the key that would enable it.
+package target
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+)
+
+// Config is a target profile file (YAML or JSON).
+type Config struct {
+	Tools      Tools       `json:"tools"`
+	Timings    Timings     `json:"timings"`
+	Principals []Principal `json:"principals,omitempty"`
+	Origins    Origins     `json:"origins"`
+	// RecoveryHint declares that a stale session id is answered with 404
+	// plus the id of a new, initialized session.
+	RecoveryHint bool `json:"recovery_hint,omitempty"`
+	// Headers are sent on every request (for example a fixed API key).
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Tools names the tools checks call.
+type Tools struct {
+	// Notifying emits notifications over time while it runs.
+	Notifying *NotifyingTool `json:"notifying,omitempty"`
+	// Stateful returns a value that changes with every call in a session.
+	Stateful *Tool `json:"stateful,omitempty"`
+}
+
+// Tool is a tool name with the arguments to call it with.
+type Tool struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+}
+
+// NotifyingTool is a tool that sends Notifications messages of Method,
+// one every Interval, before its result.
+type NotifyingTool struct {
+	Tool
+	// Method of the notifications counted; default notifications/progress
+	// (sent because the harness gives the call a progress token).
+	Method        string   `json:"method,omitempty"`
+	Notifications int      `json:"notifications"`
+	Interval      Duration `json:"interval"`
+}
+
+// Timings are the target's declared session and event timings.
+type Timings struct {
+	IdleThreshold        Duration `json:"idle_threshold,omitempty"`
+	GracePeriod          Duration `json:"grace_period,omitempty"`
+	ReaperInterval       Duration `json:"reaper_interval,omitempty"`
+	EventMaxAge          Duration `json:"event_max_age,omitempty"`
+	EventCleanupInterval Duration `json:"event_cleanup_interval,omitempty"`
+}
+
+// Principal is one identity's bearer token.
+type Principal struct {
+	Name  string `json:"name,omitempty"`
+	Token string `json:"token"`
+}
+
+// Origins are Origin header values the target allows and refuses.
+type Origins struct {
+	Allowed    string `json:"allowed,omitempty"`
+	Disallowed string `json:"disallowed,omitempty"`
+}
+
+// DefaultNotificationMethod is counted when a notifying tool names none.
+const DefaultNotificationMethod = "notifications/progress"
+
+// minNotifications is the fewest a notifying tool may send: checks read some,
+// cut the connection, and expect the rest afterwards.
+const minNotifications = 4
+
+// Load reads a profile file; YAML and JSON are both accepted and unknown
+// keys are errors, so a typo does not silently skip checks.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("target config: %w", err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("target config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes and validates a profile.
+func Parse(data []byte) (*Config, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate reports the first inconsistent key.
+func (c *Config) Validate() error {
+	var errs []error
+	if n := c.Tools.Notifying; n != nil {
+		if n.Name == "" {
+			errs = append(errs, errors.New("tools.notifying.name is empty"))
+		}
+		if n.Notifications < minNotifications {
+			errs = append(errs, fmt.Errorf("tools.notifying.notifications must be at least %d, got %d", minNotifications, n.Notifications))
+		}
+		if n.Interval <= 0 {
+			errs = append(errs, errors.New("tools.notifying.interval must be a positive duration such as 200ms"))
+		}
+		if n.Method == "" {
+			n.Method = DefaultNotificationMethod
+		}
+	}
+	if s := c.Tools.Stateful; s != nil && s.Name == "" {
+		errs = append(errs, errors.New("tools.stateful.name is empty"))
+	}
+	t := c.Timings
+	set := 0
+	for _, d := range []Duration{t.IdleThreshold, t.GracePeriod, t.ReaperInterval} {
+		if d < 0 {
+			errs = append(errs, errors.New("timings must not be negative"))
+		}
+		if d > 0 {
+			set++
+		}
+	}
+	if set != 0 && set != 3 {
+		errs = append(errs, errors.New("timings.idle_threshold, grace_period and reaper_interval go together: declare all three or none"))
+	}
+	if t.EventMaxAge < 0 || t.EventCleanupInterval < 0 {
+		errs = append(errs, errors.New("timings must not be negative"))
+	}
+	if len(c.Principals) != 0 && len(c.Principals) != 2 {
+		errs = append(errs, fmt.Errorf("principals: declare exactly two, got %d", len(c.Principals)))
+	}
+	for i, p := range c.Principals {
+		if p.Token == "" {
+			errs = append(errs, fmt.Errorf("principals[%d].token is empty", i))
+		}
+	}
+	if len(c.Principals) == 2 && c.Principals[0].Token == c.Principals[1].Token {
+		errs = append(errs, errors.New("principals: the two tokens must differ"))
+	}
+	for k := range c.Headers {
+		if strings.EqualFold(k, "Mcp-Session-Id") || strings.EqualFold(k, "MCP-Protocol-Version") {
+			errs = append(errs, fmt.Errorf("headers: %s is set by the harness", k))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Has reports whether the profile declares what key (a catalogue.Key*
+// constant) stands for.
+func (c *Config) Has(key string) bool {
+	switch key {
+	case catalogue.KeyNotifying:
+		return c.Tools.Notifying != nil
+	case catalogue.KeyStateful:
+		return c.Tools.Stateful != nil
+	case catalogue.KeyGraceTimings:
+		return c.Timings.IdleThreshold > 0 && c.Timings.GracePeriod > 0 && c.Timings.ReaperInterval > 0
+	case catalogue.KeyEventMaxAge:
+		return c.Timings.EventMaxAge > 0
+	case catalogue.KeyPrincipals:
+		return len(c.Principals) == 2
+	case catalogue.KeyOriginDenied:
+		return c.Origins.Disallowed != ""
+	case catalogue.KeyRecoveryHint:
+		return c.RecoveryHint
+	}
+	return false
+}
+
+// Duration is a time.Duration written as a Go duration string ("1.5s").
+type Duration time.Duration
+
+// D returns the duration as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON accepts "250ms", "2m" and the like.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as \"2s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
