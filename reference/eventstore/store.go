@@ -13,6 +13,10 @@
 // they are older than Options.MaxAge (on Sweep) or when the total data size
 // would exceed Options.MaxBytes (on Append). A session's streams and
 // remaining events are freed only by Forget.
+//
+// Prime serves a server that replays a stream itself: it appends a priming
+// event and returns what to send after it. The mcp.EventStore methods treat
+// priming events as plain empty events.
 package eventstore
 
 import (
@@ -86,6 +90,12 @@ type stream struct {
 	base   int // index of the first retained event; advanced by eviction so indices never shift
 	events queue[[]byte]
 	dead   bool // set by Forget so that records still pointing here are skipped
+	// resumes maps a retained priming event that was followed by a backlog
+	// to the index its response resumed after (see Prime).
+	resumes map[int]int
+	// lostBacklog: event base-1 was such a priming event; its backlog went
+	// before it, so resuming from it can only report ErrEvicted.
+	lostBacklog bool
 }
 
 // last is the index of the last appended event, -1 if none.
@@ -158,7 +168,12 @@ func (s *Store) Append(_ context.Context, sessionID, streamID string, data []byt
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.openLocked(sessionID, streamID)
+	s.appendLocked(s.openLocked(sessionID, streamID), d)
+	return nil
+}
+
+// appendLocked adds d, which the store owns, to st and returns its index.
+func (s *Store) appendLocked(st *stream, d []byte) int {
 	if s.maxBytes > 0 {
 		// Stop once no bytes are left, so an oversized event does not also
 		// flush every empty priming event.
@@ -170,7 +185,7 @@ func (s *Store) Append(_ context.Context, sessionID, streamID string, data []byt
 	s.order.push(record{st: st, index: st.last(), at: s.clk.Since(s.epoch)})
 	s.events++
 	s.bytes += int64(len(d))
-	return nil
+	return st.last()
 }
 
 // popOldestLocked drops the front of s.order and, unless its stream was
@@ -186,6 +201,8 @@ func (s *Store) popOldestLocked() {
 	s.bytes -= int64(len(st.events.front()))
 	s.events--
 	st.events.pop()
+	_, st.lostBacklog = st.resumes[st.base]
+	delete(st.resumes, st.base)
 	st.base++
 }
 
@@ -254,6 +271,67 @@ func (s *Store) checkLocked(sessionID, streamID string, index int) (*stream, err
 		return st, ErrEvicted
 	}
 	return st, nil
+}
+
+// Event is a stored event and its index in its stream.
+type Event struct {
+	Index int
+	Data  []byte // shared with the store: do not modify
+}
+
+// Priming is what Prime returns: the priming event's index and the backlog
+// to send after it, the events with data after the resume point, in order.
+type Priming struct {
+	Index   int
+	Backlog []Event
+}
+
+// Prime starts an SSE response that resumes the stream after index (-1 or
+// less: from the start): it appends an empty priming event, for the response
+// to send first, and returns its index with the backlog to send next.
+//
+// A priming event stands for its response's resume point, not for its own
+// place after the backlog: Prime from it yields that backlog again, so
+// nothing is lost if only the priming event got through. Backlogs hold no
+// empty events, so priming events are never replayed.
+//
+// Errors are those of Check, except that with skipEvicted a gap is skipped
+// and the backlog starts at the oldest retained event. An unknown stream is
+// not created.
+func (s *Store) Prime(sessionID, streamID string, index int, skipEvicted bool) (Priming, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.sessions[sessionID][streamID]
+	if !ok {
+		return Priming{}, ErrUnknownStream
+	}
+	index = max(index, -1)
+	if from, ok := st.resumes[index]; ok {
+		index = from
+	}
+	switch last := st.last(); {
+	case index > last:
+		return Priming{}, ErrFutureIndex
+	case index < last && index+1 < st.base, index == st.base-1 && st.lostBacklog:
+		if !skipEvicted {
+			return Priming{}, ErrEvicted
+		}
+		index = st.base - 1
+	}
+	var backlog []Event
+	for i := index + 1 - st.base; i < st.events.len(); i++ {
+		if d := st.events.at(i); len(d) > 0 {
+			backlog = append(backlog, Event{Index: st.base + i, Data: d})
+		}
+	}
+	p := Priming{Index: s.appendLocked(st, nil), Backlog: backlog}
+	if len(backlog) > 0 {
+		if st.resumes == nil {
+			st.resumes = make(map[int]int, 1)
+		}
+		st.resumes[p.Index] = index
+	}
+	return p, nil
 }
 
 // LastIndex returns the index of the last event appended to the stream, -1

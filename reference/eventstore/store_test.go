@@ -757,3 +757,121 @@ func TestForgetShrinksSessionMap(t *testing.T) {
 		t.Fatalf("After = %q, %v", got, err)
 	}
 }
+
+// primeOK calls Prime and returns the priming index and the backlog as
+// "index:data" strings.
+func primeOK(t *testing.T, s *Store, session, stream string, index int, skipEvicted bool) (int, []string) {
+	t.Helper()
+	p, err := s.Prime(session, stream, index, skipEvicted)
+	if err != nil {
+		t.Fatalf("Prime(%d): %v", index, err)
+	}
+	var backlog []string
+	for _, ev := range p.Backlog {
+		backlog = append(backlog, fmt.Sprintf("%d:%s", ev.Index, ev.Data))
+	}
+	return p.Index, backlog
+}
+
+func TestPrime(t *testing.T) {
+	s, _ := newFake(Options{})
+	appendAll(t, s, "s1", "", "e0", "e1")
+	p, backlog := primeOK(t, s, "s1", "", 0, false)
+	if p != 2 || !slices.Equal(backlog, []string{"1:e1"}) {
+		t.Fatalf("Prime(0) = %d %q, want 2 [1:e1]", p, backlog)
+	}
+	// To the mcp.EventStore methods the priming event is a plain empty event.
+	if got, err := collect(t, s, "s1", "", 0); err != nil || !slices.Equal(got, []string{"e1", ""}) {
+		t.Fatalf("After(0) = %q, %v", got, err)
+	}
+	appendAll(t, s, "s1", "", "e3")
+	// Resuming from the priming event is resuming from where it resumed:
+	// its backlog again, then what came after; priming events are skipped.
+	p2, backlog := primeOK(t, s, "s1", "", p, false)
+	if p2 != 4 || !slices.Equal(backlog, []string{"1:e1", "3:e3"}) {
+		t.Fatalf("Prime(%d) = %d %q, want 4 [1:e1 3:e3]", p, p2, backlog)
+	}
+	// No backlog: the priming event stands for itself.
+	p3, backlog := primeOK(t, s, "s1", "", 3, false)
+	if p3 != 5 || backlog != nil {
+		t.Fatalf("Prime(3) = %d %q, want 5 []", p3, backlog)
+	}
+	appendAll(t, s, "s1", "", "e6")
+	if _, backlog := primeOK(t, s, "s1", "", p3, false); !slices.Equal(backlog, []string{"6:e6"}) {
+		t.Fatalf("Prime(%d) backlog %q, want [6:e6]", p3, backlog)
+	}
+	if _, backlog := primeOK(t, s, "s1", "", -5, false); !slices.Equal(backlog, []string{"0:e0", "1:e1", "3:e3", "6:e6"}) {
+		t.Fatalf("Prime(-5) backlog %q", backlog)
+	}
+	if st := s.Stats(); st.Events != 9 || st.Bytes != 8 {
+		t.Fatalf("Stats = %+v", st)
+	}
+	checkInvariants(t, s)
+}
+
+func TestPrimeErrors(t *testing.T) {
+	s, _ := newFake(Options{})
+	appendAll(t, s, "s1", "", "e0")
+	for _, tt := range []struct {
+		session, stream string
+		index           int
+		want            error
+	}{
+		{"s1", "", 1, ErrFutureIndex},
+		{"s1", "nope", -1, ErrUnknownStream},
+		{"nope", "", -1, ErrUnknownStream},
+	} {
+		if _, err := s.Prime(tt.session, tt.stream, tt.index, true); err != tt.want {
+			t.Errorf("Prime(%q, %q, %d) = %v, want %v", tt.session, tt.stream, tt.index, err, tt.want)
+		}
+	}
+	// Nothing was created or appended.
+	if st := s.Stats(); st != (Stats{Sessions: 1, Streams: 1, Events: 1, Bytes: 2}) {
+		t.Fatalf("Stats = %+v", st)
+	}
+}
+
+// A priming event whose backlog was evicted cannot be resumed from, neither
+// while it is retained nor once it is the last evicted event; skipEvicted
+// starts at the oldest retained event instead.
+func TestPrimeEvicted(t *testing.T) {
+	s, _ := newFake(Options{})
+	evict := func(n int) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for range n {
+			s.popOldestLocked()
+		}
+	}
+	resumePoints := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.sessions["s1"][""].resumes)
+	}
+	appendAll(t, s, "s1", "", "e0")
+	p, _ := primeOK(t, s, "s1", "", -1, false) // backlog e0
+	appendAll(t, s, "s1", "", "e2")
+	evict(1) // e0
+	for i, what := range []string{"retained", "just evicted"} {
+		if i > 0 {
+			evict(1)
+		}
+		if err := s.Check("s1", "", p); err != nil {
+			t.Fatalf("%s: Check(%d) = %v: nothing after the priming event is gone", what, p, err)
+		}
+		if _, err := s.Prime("s1", "", p, false); err != ErrEvicted {
+			t.Fatalf("%s: Prime(%d) = %v, want ErrEvicted", what, p, err)
+		}
+	}
+	if n := resumePoints(); n != 0 {
+		t.Fatalf("%d resume points kept for evicted priming events", n)
+	}
+	if _, backlog := primeOK(t, s, "s1", "", p, true); !slices.Equal(backlog, []string{"2:e2"}) {
+		t.Fatalf("Prime(%d, skip) backlog %q, want [2:e2]", p, backlog)
+	}
+	// A plain event at the cut resumes as before.
+	if _, backlog := primeOK(t, s, "s1", "", 2, false); backlog != nil {
+		t.Fatalf("Prime(2) backlog %q, want none", backlog)
+	}
+	checkInvariants(t, s)
+}

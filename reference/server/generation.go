@@ -21,7 +21,8 @@ var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11
 // refuses a second initialize and cannot reuse an id, so transport
 // recreation (RECREATE-*) starts a new generation: a fresh mcp.Server and
 // StreamableHTTPHandler whose single session takes the table's id. The
-// handler stays in charge of the protocol: headers, priming events, replay.
+// handler stays in charge of the protocol: headers, POST streams and their
+// replay; the server opens the standalone stream (see serveStandalone).
 type generation struct {
 	srv     *mcp.Server
 	handler *mcp.StreamableHTTPHandler

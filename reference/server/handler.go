@@ -120,33 +120,53 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 		return
 	}
 	defer sess.end(s.cfg.Clock.Now())
-	if last := r.Header.Get(headerLastEventID); last != "" {
-		stream, index, err := parseEventID(last)
-		if err != nil {
-			writeReplayError(w, "malformed_event_id", err.Error())
-			return
-		}
-		if err := s.events.Check(sess.id, stream, index); err != nil {
-			reason := "unknown_event_id"
-			if errors.Is(err, eventstore.ErrEvicted) {
-				reason = "events_evicted"
-			}
-			writeReplayError(w, reason, fmt.Sprintf("cannot resume after %s %q: %v; open a GET without %s for new messages", headerLastEventID, last, err, headerLastEventID))
-			return
-		}
-		if stream != "" {
-			// A POST stream resumed (EVT-REPLAY-POST): the go-sdk replays it and
-			// continues it live while its request runs.
-			gen.handler.ServeHTTP(w, r)
-			return
-		}
+	last := r.Header.Get(headerLastEventID)
+	if last == "" {
+		s.serveStandalone(w, r, sess, gen, "", 0)
+		return
 	}
-	s.serveStandalone(w, r, sess, gen)
+	stream, index, err := parseEventID(last)
+	if err != nil {
+		writeReplayError(w, "malformed_event_id", err.Error())
+		return
+	}
+	if err := s.events.Check(sess.id, stream, index); err != nil {
+		writeResumeError(w, last, err)
+		return
+	}
+	if stream != "" {
+		// A POST stream resumed (EVT-REPLAY-POST): the go-sdk replays it and
+		// continues it live while its request runs.
+		gen.handler.ServeHTTP(w, r)
+		return
+	}
+	s.serveStandalone(w, r, sess, gen, last, index)
 }
 
-// serveStandalone serves the standalone GET stream. A new GET always takes
-// over (never 409): the previous one, dead or alive, is closed first.
-func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *session, gen *generation) {
+// writeResumeError answers a Last-Event-ID the event store cannot resume from.
+func writeResumeError(w http.ResponseWriter, last string, err error) {
+	reason := "unknown_event_id"
+	if errors.Is(err, eventstore.ErrEvicted) {
+		reason = "events_evicted"
+	}
+	writeReplayError(w, reason, fmt.Sprintf("cannot resume after %s %q: %v; open a GET without %s for new messages", headerLastEventID, last, err, headerLastEventID))
+}
+
+// primingVersion is the first protocol revision with priming events; the
+// go-sdk primes POST streams from it on, and so does the standalone stream.
+const primingVersion = "2025-11-25"
+
+// serveStandalone serves the standalone GET stream, resuming after event
+// index if last (its Last-Event-ID) is set. A new GET always takes over
+// (never 409): the previous one, dead or alive, is closed first.
+//
+// The server replays this stream itself: once the go-sdk commits to 200, the
+// stream opens with a priming event (SSE-PRIMING) and the backlog from
+// Prime, and the go-sdk continues after the priming event, the newest one.
+// The go-sdk could not replay a backlog that precedes its cursor, and it
+// numbers replayed events by counting only non-empty ones, so a stored
+// priming event inside its replay would shift every id after it.
+func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *session, gen *generation, last string, index int) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	sw := &streamWriter{ResponseWriter: w, onEvent: sess.markDelivered}
@@ -162,14 +182,28 @@ func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *s
 		}
 		s.log.Info("session GET stream replaced", "session", sess.id)
 	}
-	if r.Header.Get(headerLastEventID) == "" {
-		// A fresh GET gets what no client was sent yet, not the whole history
-		// the go-sdk would replay; this also keeps event numbering going
-		// across recreated transports.
-		if from := sess.resumeIndex(); from >= 0 {
-			r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", from))
-		}
+	fresh := last == ""
+	if fresh {
+		// A fresh GET gets what no client was sent yet, not the whole
+		// history; what was evicted meanwhile is skipped, not refused.
+		index = sess.resumeIndex()
 	}
+	p, err := s.events.Prime(sess.id, "", index, fresh)
+	switch {
+	case err == nil:
+	case fresh: // no history at all: the session has just been removed
+		s.writeSessionGone(w)
+		return
+	default:
+		writeResumeError(w, last, err)
+		return
+	}
+	primingID := ""
+	if r.Header.Get(headerProtocolVersion) >= primingVersion {
+		primingID = fmt.Sprintf("_%d", p.Index)
+	}
+	sw.open(primingID, p.Backlog)
+	r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", p.Index))
 	if s.cfg.SSEKeepAlive > 0 {
 		var wg sync.WaitGroup
 		defer wg.Wait()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
@@ -170,5 +171,40 @@ func TestSecondGETReplacesFirst(t *testing.T) {
 	defer second.Close()
 	if err := drain(first); err != nil {
 		t.Fatalf("first GET: %v", err)
+	}
+}
+
+// TestSecondGETTakesLaterMessages covers the rest of GET-LIVE-REPLACED:
+// once a second GET has replaced a connected one, later messages go only to
+// the new one, and what the old one was sent is not sent again.
+func TestSecondGETTakesLaterMessages(t *testing.T) {
+	e := newEnv(t, noKeepAlive)
+	sid := e.connect(e.c)
+	e.startLongOperation(e.c, sid, 2)
+	c := e.refresh()
+	first := e.openGET(c, sid, "")
+	e.step()
+	if got := describe(t, next(t, first, 2)); got != "progress I, log step 1 of 2" {
+		t.Fatalf("first GET: %s", got)
+	}
+	second := e.openGET(e.client(), sid, "") // answered once the first has let go
+	e.step()
+	if got := describe(t, next(t, second, 2)); got != "progress II, log step 2 of 2" {
+		t.Fatalf("second GET: %s", got)
+	}
+	// The first GET got a retry field and then nothing more.
+	var rest []sse.Event
+	for {
+		ev, err := first.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("first GET: %v", err)
+		}
+		rest = append(rest, ev)
+	}
+	if len(rest) != 1 || !rest[0].HasRetry || rest[0].Data != "" {
+		t.Fatalf("first GET after the second opened: %+v, want one retry field and no message", rest)
 	}
 }

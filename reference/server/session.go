@@ -44,7 +44,7 @@ type getStream struct {
 // close ends the stream on purpose: a retry hint first, so the client knows
 // when to come back (SSE-RETRY-FIELD).
 func (g *getStream) close(retry time.Duration) {
-	g.w.retry(retry)
+	g.w.close(retry)
 	g.cancel()
 }
 

@@ -2,11 +2,14 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 )
 
 // keepAliveWriteTimeout bounds one keep-alive write: a peer that stopped
@@ -15,27 +18,77 @@ const keepAliveWriteTimeout = 10 * time.Second
 
 // streamWriter wraps the ResponseWriter of a standalone GET stream. It
 // serialises the go-sdk's event writes with the server's own keep-alive
-// comments and retry hints (the go-sdk writes each event in one Write), and
-// records the index of the last standalone event written.
+// comments and retry hints (the go-sdk writes each event in one Write),
+// writes the stream's opening (priming event and backlog) when the go-sdk
+// commits to 200, and records the index of the last standalone event written.
 type streamWriter struct {
 	http.ResponseWriter
 	mu          sync.Mutex
 	wroteHeader bool
-	finished    bool            // the handler is returning: the writer must not be used
-	onEvent     func(index int) // called with each standalone event index written
+	closed      bool               // replaced or returning: every later write fails
+	onEvent     func(index int)    // called with each standalone event index written
+	primingID   string             // the priming event's id, "" for none
+	backlog     []eventstore.Event // sent right after the priming event
 }
+
+// open sets what the stream opens with once the go-sdk commits to 200: the
+// priming event's id ("" for none) and the backlog.
+func (w *streamWriter) open(primingID string, backlog []eventstore.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.primingID, w.backlog = primingID, backlog
+}
+
+// errStreamClosed refuses writes to a replaced stream, so that messages
+// stay in the store for the stream that replaced it.
+var errStreamClosed = errors.New("standalone stream closed")
 
 func (w *streamWriter) WriteHeader(code int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.writeHeaderLocked(code)
+}
+
+// writeHeaderLocked passes the go-sdk's status on and follows a 200 with the
+// opening. The go-sdk writes the 200 before its own replay and before it
+// takes live messages, so the opening precedes both.
+func (w *streamWriter) writeHeaderLocked(code int) {
+	if w.wroteHeader {
+		return
+	}
 	w.wroteHeader = true
 	w.ResponseWriter.WriteHeader(code)
+	if code != http.StatusOK || w.closed {
+		return
+	}
+	var b bytes.Buffer
+	if w.primingID != "" {
+		fmt.Fprintf(&b, "id: %s\ndata: \n\n", w.primingID)
+	}
+	for _, ev := range w.backlog {
+		fmt.Fprintf(&b, "event: message\nid: _%d\ndata: %s\n\n", ev.Index, ev.Data)
+	}
+	backlog := w.backlog
+	w.primingID, w.backlog = "", nil
+	if b.Len() == 0 {
+		return
+	}
+	if _, err := w.ResponseWriter.Write(b.Bytes()); err != nil {
+		return
+	}
+	// The priming event is not a message: it does not count as delivered.
+	if err := http.NewResponseController(w.ResponseWriter).Flush(); err == nil && len(backlog) > 0 && w.onEvent != nil {
+		w.onEvent(backlog[len(backlog)-1].Index)
+	}
 }
 
 func (w *streamWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.wroteHeader = true
+	if w.closed {
+		return 0, errStreamClosed
+	}
+	w.writeHeaderLocked(http.StatusOK)
 	n, err := w.ResponseWriter.Write(p)
 	if err == nil && w.onEvent != nil {
 		if idx, ok := standaloneEventIndex(p); ok {
@@ -49,8 +102,17 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 // from other goroutines are dropped.
 func (w *streamWriter) finish() {
 	w.mu.Lock()
-	w.finished = true
+	w.closed = true
 	w.mu.Unlock()
+}
+
+// close ends a replaced stream: a retry hint (SSE-RETRY-FIELD), then nothing
+// more, even from the go-sdk before it notices.
+func (w *streamWriter) close(retry time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writeRawLocked("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n")
+	w.closed = true
 }
 
 // FlushError lets http.ResponseController flush under the lock.
@@ -67,19 +129,13 @@ func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // keepAliveWriteTimeout. Before the go-sdk has written the headers it does
 // nothing, so the status and content type stay the go-sdk's.
 func (w *streamWriter) comment(text string) error {
-	return w.writeRaw(": " + text + "\n\n")
-}
-
-// retry writes a bare retry field: the reconnection delay a client must wait
-// when the server is about to close the stream on purpose (SSE-RETRY-FIELD).
-func (w *streamWriter) retry(d time.Duration) error {
-	return w.writeRaw("retry: " + strconv.FormatInt(d.Milliseconds(), 10) + "\n\n")
-}
-
-func (w *streamWriter) writeRaw(s string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.wroteHeader || w.finished {
+	return w.writeRawLocked(": " + text + "\n\n")
+}
+
+func (w *streamWriter) writeRawLocked(s string) error {
+	if !w.wroteHeader || w.closed {
 		return nil
 	}
 	rc := http.NewResponseController(w.ResponseWriter)

@@ -45,8 +45,28 @@ func (e *env) refresh() *wire.Client {
 	return e.client()
 }
 
-// openGET opens a GET stream (resuming after last if non-empty), closed at cleanup.
+// openGET opens the standalone GET stream (resuming after last if
+// non-empty), closed at cleanup, past its priming event.
 func (e *env) openGET(c *wire.Client, sid, last string) *wire.Stream {
+	e.t.Helper()
+	st, _ := e.openPrimed(c, sid, last)
+	return st
+}
+
+// openPrimed is openGET that also returns the priming event.
+func (e *env) openPrimed(c *wire.Client, sid, last string) (*wire.Stream, sse.Event) {
+	e.t.Helper()
+	st := e.openStream(c, sid, last)
+	prime, err := st.Next()
+	if err != nil || !prime.HasID || prime.ID == "" || prime.Data != "" {
+		e.t.Fatalf("GET (Last-Event-ID %q): first event %+v (%v), want a priming event", last, prime, err)
+	}
+	return st, prime
+}
+
+// openStream opens a GET stream (resuming after last if non-empty), closed
+// at cleanup, and reads nothing: a resumed POST stream has no priming event.
+func (e *env) openStream(c *wire.Client, sid, last string) *wire.Stream {
 	e.t.Helper()
 	st, err := c.OpenGET(e.ctx(), sid, last)
 	if err != nil {
@@ -127,7 +147,7 @@ func TestOrphanedNotificationsRedirected(t *testing.T) {
 	}
 	// The response never came on the standalone stream; resuming the POST
 	// stream yields it, and only it, then the stream ends.
-	resumed := e.openGET(c, sid, seen[1].ID)
+	resumed := e.openStream(c, sid, seen[1].ID)
 	if got := describe(t, next(t, resumed, 1)); got != "result completed 3 steps" {
 		t.Fatalf("resumed POST stream: %s", got)
 	}
@@ -155,28 +175,29 @@ func TestOrphanedNotificationsLive(t *testing.T) {
 }
 
 // TestFreshGETNoHistory: a GET without Last-Event-ID gets only what no
-// client was sent; ids keep growing across GETs and a re-initialize
-// (EVT-ID-UNIQUE).
+// client was sent; ids, priming events' included, stay unique across GETs
+// and a re-initialize (EVT-ID-UNIQUE).
 func TestFreshGETNoHistory(t *testing.T) {
 	e := newEnv(t, noKeepAlive)
 	sid := e.connect(e.c)
 	e.startLongOperation(e.c, sid, 2)
 	c := e.refresh()
 	e.step()
-	get := e.openGET(c, sid, "")
-	first := next(t, get, 2)
+	get, prime := e.openPrimed(c, sid, "")
+	first := append([]sse.Event{prime}, next(t, get, 2)...)
 	get.Close()
 	eventually(t, "the GET to end", func() bool { return !e.busy() })
 	// Re-initialize (new transport), then a fresh GET: no replay of step 1.
 	if resp, err := c.Initialize(e.ctx(), sid); err != nil || resp.Status != http.StatusOK {
 		t.Fatalf("re-initialize: %v %v", resp, err)
 	}
-	get2 := e.openGET(c, sid, "")
+	get2, prime2 := e.openPrimed(c, sid, "")
 	e.step()
 	second := next(t, get2, 2)
 	if got := describe(t, second); got != "progress II, log step 2 of 2" {
 		t.Fatalf("second GET: %s", got)
 	}
+	second = append(second, prime2)
 	ids := map[string]bool{}
 	for _, ev := range append(first, second...) {
 		if !ev.HasID || ids[ev.ID] {
@@ -229,11 +250,7 @@ func TestReplayErrors(t *testing.T) {
 func TestKeepAliveAndRetry(t *testing.T) {
 	e := newEnv(t, server.Config{SSEKeepAlive: 15 * time.Second, SSERetry: 750 * time.Millisecond})
 	sid := e.connect(e.c)
-	get, err := e.c.OpenGET(e.ctx(), sid, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer get.Close()
+	get := e.openGET(e.c, sid, "")
 	eventually(t, "the keep-alive ticker", e.clock.HasWaiters)
 	e.clock.Step(15 * time.Second)
 	replaced := make(chan struct{})

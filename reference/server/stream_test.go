@@ -1,0 +1,49 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/reference/eventstore"
+)
+
+// TestStreamWriter: the opening follows the go-sdk's 200 and only counts its
+// messages as delivered; a closed writer takes a retry hint and then nothing.
+func TestStreamWriter(t *testing.T) {
+	rec := httptest.NewRecorder()
+	var delivered []int
+	w := &streamWriter{ResponseWriter: rec, onEvent: func(i int) { delivered = append(delivered, i) }}
+	w.open("_5", []eventstore.Event{{Index: 3, Data: []byte(`{"m":3}`)}, {Index: 4, Data: []byte(`{"m":4}`)}})
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write([]byte("event: message\nid: _6\ndata: {\"m\":6}\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.close(time.Second)
+	if _, err := w.Write([]byte("event: message\nid: _7\ndata: {\"m\":7}\n\n")); !errors.Is(err, errStreamClosed) {
+		t.Fatalf("write after close: %v, want errStreamClosed", err)
+	}
+	want := "id: _5\ndata: \n\n" +
+		"event: message\nid: _3\ndata: {\"m\":3}\n\n" +
+		"event: message\nid: _4\ndata: {\"m\":4}\n\n" +
+		"event: message\nid: _6\ndata: {\"m\":6}\n\n" +
+		"retry: 1000\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Fatalf("stream:\n%q\nwant:\n%q", got, want)
+	}
+	if !slices.Equal(delivered, []int{4, 6}) {
+		t.Fatalf("delivered %v, want [4 6]", delivered)
+	}
+
+	// Any other status goes out as the go-sdk wrote it, without the opening.
+	rec = httptest.NewRecorder()
+	w = &streamWriter{ResponseWriter: rec}
+	w.open("_5", []eventstore.Event{{Index: 3, Data: []byte(`{"m":3}`)}})
+	http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
+	if rec.Code != http.StatusConflict || rec.Body.String() != "stream ID conflicts with ongoing stream\n" {
+		t.Fatalf("error answer: %d %q", rec.Code, rec.Body.String())
+	}
+}
