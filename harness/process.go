@@ -144,4 +144,3 @@ func (t *tail) String() string {
 	}
 	return string(t.buf)
 }
-

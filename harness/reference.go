@@ -11,50 +11,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/reference/fast"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 	"github.com/mcp-conform/mcp-conform/target"
 )
 
-// Short timings of the embedded reference server, so the grace and
-// eviction checks take seconds. The profile below declares the same values.
-var referenceConfig = server.Config{
-	ReaperInterval:       200 * time.Millisecond,
-	IdleThreshold:        time.Second,
-	GracePeriod:          time.Second,
-	EventMaxAge:          2 * time.Second,
-	EventCleanupInterval: 250 * time.Millisecond,
-	SSEKeepAlive:         500 * time.Millisecond,
-	SSERetry:             500 * time.Millisecond,
-	RecoveryHint:         true,
-	BearerTokens:         map[string]string{"alice-token": "alice", "bob-token": "bob"},
-}
-
-// ReferenceProfile is the built-in target profile of the reference server
-// with the timings above (also the example profile in README).
-func ReferenceProfile() *target.Config {
-	c := &target.Config{
-		Tools: target.Tools{
-			Notifying: &target.NotifyingTool{
-				Tool:          target.Tool{Name: "long_operation", Arguments: map[string]any{"steps": 5, "interval_ms": 200}},
-				Method:        target.DefaultNotificationMethod,
-				Notifications: 5,
-				Interval:      target.Duration(200 * time.Millisecond),
-			},
-			Stateful: &target.Tool{Name: "counter_increment"},
-		},
-		Timings: target.Timings{
-			IdleThreshold:        target.Duration(referenceConfig.IdleThreshold),
-			GracePeriod:          target.Duration(referenceConfig.GracePeriod),
-			ReaperInterval:       target.Duration(referenceConfig.ReaperInterval),
-			EventMaxAge:          target.Duration(referenceConfig.EventMaxAge),
-			EventCleanupInterval: target.Duration(referenceConfig.EventCleanupInterval),
-		},
-		Principals:   []target.Principal{{Name: "alice", Token: "alice-token"}, {Name: "bob", Token: "bob-token"}},
-		Origins:      target.Origins{Allowed: "http://localhost:3000", Disallowed: "https://evil.example"},
-		RecoveryHint: true,
-	}
-	return c
-}
+// ReferenceProfile is the built-in target profile of the embedded
+// reference server (the same as package fast's).
+func ReferenceProfile() *target.Config { return fast.Profile() }
 
 // referenceTarget is the reference server run in-process on a loopback
 // port; Restart brings up a new server (empty session table) on the same port.
@@ -80,7 +44,7 @@ func startReference(log io.Writer) (*referenceTarget, error) {
 func (rt *referenceTarget) URL() string { return "http://" + rt.addr + "/mcp" }
 
 func (rt *referenceTarget) start() error {
-	cfg := referenceConfig
+	cfg := fast.Config()
 	cfg.Logger = rt.log
 	srv, err := server.New(cfg)
 	if err != nil {

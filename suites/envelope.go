@@ -9,7 +9,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-
 )
 
 // The session-expired envelope of the resilience profile.
@@ -117,4 +116,3 @@ var _ = Describe("restart", func() {
 		e.expectWorks(ctx, e.C, fresh)
 	})
 })
-

@@ -34,6 +34,8 @@ var commands = []command{
 	{"server", "check an MCP server against the behaviour catalogue", runServer},
 	{"list", "print the behaviour catalogue", runList},
 	{"serve", "run the reference MCP server", runServe},
+	{"call", "call a tool with the reference client, rejoining the session stored in a state directory", runCall},
+	{"fixture", "run a deliberately broken server", runFixture},
 }
 
 func main() {

@@ -91,13 +91,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	return serveUntilDone(ctx, srv, ln, *path, stdout, cfg.Logger)
+	return serveUntilDone(ctx, srv, srv, ln, *path, stdout, cfg.Logger)
 }
 
-// serveUntilDone serves srv on ln until ctx ends, then shuts down cleanly.
-func serveUntilDone(ctx context.Context, srv *server.Server, ln net.Listener, path string, stdout io.Writer, log *slog.Logger) error {
+// serveUntilDone serves h (srv, or a handler in front of it) on ln until
+// ctx ends, then shuts down cleanly.
+func serveUntilDone(ctx context.Context, srv *server.Server, h http.Handler, ln net.Listener, path string, stdout io.Writer, log *slog.Logger) error {
 	mux := http.NewServeMux()
-	mux.Handle(path, srv)
+	mux.Handle(path, h)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	runCtx, stopRun := context.WithCancel(context.Background())

@@ -6,8 +6,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,14 +91,7 @@ func TestServe(t *testing.T) {
 // TestServeSignal builds the binary and stops it with SIGTERM: exit 0, and
 // lifecycle lines on stderr.
 func TestServeSignal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "mcp-conform")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
+	cmd := self(t, context.Background(), "serve", "--addr", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

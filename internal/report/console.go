@@ -54,9 +54,19 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 			fmt.Fprintf(w, "  exchange:\n    %s\n", strings.ReplaceAll(strings.TrimRight(c.Exchange, "\n"), "\n", "\n    "))
 		}
 	}
+	unselected := 0
+	for _, c := range r.Checks {
+		if c.Verdict == Skip && c.Message == notSelected {
+			unselected++
+		}
+	}
 	var counts []string
 	for _, v := range Verdicts {
-		if n := r.Counts[v]; n > 0 {
+		n := r.Counts[v]
+		if v == Skip {
+			n -= unselected
+		}
+		if n > 0 {
 			counts = append(counts, fmt.Sprintf("%d %s", n, v))
 		}
 	}
@@ -64,7 +74,11 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 	if !r.Passed {
 		result = "FAILED"
 	}
-	fmt.Fprintf(w, "\n%s: %d checks: %s (%.1fs)\n", result, len(r.Checks), strings.Join(counts, ", "), r.Seconds)
+	fmt.Fprintf(w, "\n%s: %d checks run: %s (%.1fs)", result, len(r.Checks)-unselected, strings.Join(counts, ", "), r.Seconds)
+	if unselected > 0 {
+		fmt.Fprintf(w, "; %d not selected", unselected)
+	}
+	fmt.Fprintln(w)
 }
 
 // notSelected is the message of a check the filters left out.

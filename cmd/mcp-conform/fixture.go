@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcp-conform/mcp-conform/fixtures"
+)
+
+func runFixture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fixture", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address; port 0 picks a free port")
+	list := fs.Bool("list", false, "list the fixtures and the checks each must fail")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: mcp-conform fixture [--addr ADDR] NAME
+       mcp-conform fixture --list
+
+Serves a deliberately broken reference server (short timings, tokens
+alice-token and bob-token) at http://ADDR/mcp, to see a check fail.
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if *list {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "FIXTURE\tBREAKS\tWHAT IS BROKEN")
+		for _, f := range fixtures.All() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, strings.Join(f.Breaks, ","), f.About)
+		}
+		return tw.Flush()
+	}
+	if fs.NArg() != 1 {
+		return usageError{errors.New("want exactly one fixture name (see --list)")}
+	}
+	f, err := fixtures.Lookup(fs.Arg(0))
+	if err != nil {
+		return usageError{err}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := fixtures.Config()
+	cfg.Logger = log
+	srv, h, err := f.Server(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return serveUntilDone(ctx, srv, h, ln, "/mcp", stdout, log)
+}

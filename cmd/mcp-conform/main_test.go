@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// selfEnv makes the test binary act as the mcp-conform command, so tests
+// can run it as a separate process (the suites run once per process).
+const selfEnv = "MCP_CONFORM_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(selfEnv) == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// self returns a command that runs mcp-conform with args.
+func self(t *testing.T, ctx context.Context, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(os.Environ(), selfEnv+"=1")
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}
+
+// runSelf runs mcp-conform with args to completion within d and returns its
+// output and exit code.
+func runSelf(t *testing.T, d time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := self(t, ctx, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("mcp-conform %v: %v\n%s", args, err, errOut.String())
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("mcp-conform %v: no exit within %v\nstdout:\n%s\nstderr:\n%s", args, d, out.String(), errOut.String())
+	}
+	return out.String(), errOut.String(), code
+}
