@@ -221,6 +221,9 @@ func (o *Options) validate() error {
 	}
 	if o.LabelFilter != "" {
 		if _, err := types.ParseLabelFilter(o.LabelFilter); err != nil {
+			if ge := (types.GinkgoError{}); errors.As(err, &ge) {
+				return setupErr("--label-filter %q: %s: %s", o.LabelFilter, ge.Heading, strings.Join(strings.Fields(ge.Message), " "))
+			}
 			return setupErr("--label-filter: %v", err)
 		}
 	}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+)
+
+// TestServerSetupErrors: bad flags, bad files, unreachable and non-MCP
+// targets exit 2 with one clear message before any check runs.
+func TestServerSetupErrors(t *testing.T) {
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte("<html>Not Found</html>"))
+	}))
+	defer html.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	badProfile := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(badProfile, []byte("tools: {stateful: {}}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	baseline := filepath.Join(t.TempDir(), "expected.txt")
+	if err := os.WriteFile(baseline, []byte("NOT-AN-ID # comment\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"server", "--profile", "fast"}, "--profile must be spec, resilience or all"},
+		{[]string{"server", "--url", "ftp://x/mcp"}, "--url must be an http:// or https:// URL"},
+		{[]string{"server", "--url", "http://127.0.0.1:{port}/mcp"}, "no --server-cmd"},
+		{[]string{"server", "--server-cmd", "true"}, "--server-cmd needs --url"},
+		{[]string{"server", "--server-cmd", "x {port}", "--url", "http://127.0.0.1:1/mcp"}, "must both use {port}"},
+		{[]string{"server", "--label-filter", "sessions &&"}, "--label-filter"},
+		{[]string{"server", "--focus", "("}, "--focus"},
+		{[]string{"server", "--protocol-version", "latest"}, "--protocol-version must look like"},
+		{[]string{"server", "--junit", "/no/such/dir/j.xml"}, "report directory /no/such/dir does not exist"},
+		{[]string{"server", "--target-config", badProfile}, "tools.stateful.name is empty"},
+		{[]string{"server", "--expected-failures", baseline}, "not server checks: NOT-AN-ID"},
+		{[]string{"server", "--expected-failures", "/no/such/file"}, "--expected-failures"},
+		{[]string{"server", "extra"}, "unexpected arguments"},
+		{[]string{"server", "--url", closed}, "cannot reach " + closed},
+		{[]string{"server", "--url", html.URL + "/mcp"}, "does not answer like an MCP Streamable HTTP endpoint: initialize got HTTP 404 (text/html)"},
+		{[]string{"server", "--server-cmd", "exit 3 # {port}", "--url", "http://127.0.0.1:{port}/mcp"}, "exited before"},
+		{[]string{"list", "--yaml"}, "flag provided but not defined"},
+		{[]string{"fixture", "no-such-fixture"}, "unknown fixture"},
+		{[]string{"fixture"}, "want exactly one fixture name"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tc.args, &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 containing %q", tc.args, code, stderr.String(), tc.want)
+		}
+		if strings.Count(strings.TrimSpace(stderr.String()), "\n") > 3 && !strings.Contains(tc.want, "exited") && !strings.Contains(tc.want, "flag provided") {
+			t.Errorf("%v: want one clear message, got:\n%s", tc.args, stderr.String())
+		}
+	}
+}
+
+// TestList prints every catalogue entry, as a table and as JSON.
+func TestList(t *testing.T) {
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"list"}, &out, &out); code != exitOK {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	for _, e := range catalogue.All() {
+		if !strings.Contains(out.String(), e.ID) {
+			t.Errorf("list lacks %s", e.ID)
+		}
+	}
+	if !strings.Contains(out.String(), "tools.notifying") || !strings.Contains(out.String(), "--server-cmd") {
+		t.Errorf("list does not say what checks need:\n%s", out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"list", "--json"}, &out, &out); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	var entries []catalogue.Entry
+	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != len(catalogue.All()) {
+		t.Fatalf("list --json: %v, %d entries", err, len(entries))
+	}
+}

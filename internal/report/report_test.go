@@ -1,0 +1,108 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sample() *Run {
+	r := &Run{Tool: "mcp-conform", Mode: "server", Target: "http://x/mcp", Profile: "all", ProtocolVersion: "2025-11-25",
+		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Seconds: 1.5,
+		Checks: []Check{
+			{ID: "A-PASS", Level: "MUST", Section: "s", Verdict: Pass, Seconds: 0.1},
+			{ID: "B-FAIL", Level: "MUST", Section: "s", Verdict: Fail, Message: "want 404\ngot 400", Location: "x.go:1", Exchange: "#1 → POST /mcp\n"},
+			{ID: "C-WARN", Level: "SHOULD", Section: "s", Verdict: Warn, Message: "no priming"},
+			{ID: "D-SKIP", Level: "RES", Section: "s", Verdict: Skip, Message: "needs target-config key tools.notifying"},
+			{ID: "E-OUT", Level: "RES", Section: "s", Verdict: Skip, Message: NotSelected()},
+			{ID: "F-STALE", Level: "MUST", Section: "s", Verdict: Stale, Message: "passed"},
+			{ID: "G-XFAIL", Level: "MUST", Section: "s", Verdict: ExpectedFailure, Message: "409"},
+		}}
+	r.Finish()
+	return r
+}
+
+func TestFinish(t *testing.T) {
+	r := sample()
+	if r.Passed || r.Counts[Fail] != 1 || r.Counts[Skip] != 2 || r.Counts[Stale] != 1 || r.SchemaVersion != SchemaVersion {
+		t.Errorf("passed=%v counts=%v", r.Passed, r.Counts)
+	}
+	ok := &Run{Checks: []Check{{Verdict: Pass}, {Verdict: Warn}, {Verdict: Info}, {Verdict: ExpectedFailure}}}
+	ok.Finish()
+	if !ok.Passed {
+		t.Error("warnings, informational and expected failures must not fail the run")
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Skipped  int `xml:"skipped,attr"`
+		Suite    struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+					Body    string `xml:",chardata"`
+				} `xml:"failure"`
+				Skipped *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if doc.Tests != 7 || doc.Failures != 2 || doc.Skipped != 4 {
+		t.Errorf("tests=%d failures=%d skipped=%d", doc.Tests, doc.Failures, doc.Skipped)
+	}
+	fail := doc.Suite.Cases[1]
+	if fail.Failure == nil || fail.Failure.Message != "want 404" || !strings.Contains(fail.Failure.Body, "#1 → POST /mcp") {
+		t.Errorf("failure case: %+v", fail)
+	}
+	if w := doc.Suite.Cases[2]; w.Skipped == nil || !strings.HasPrefix(w.Skipped.Message, "warn: ") {
+		t.Errorf("warning case: %+v", w)
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	var back Run
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Checks) != 7 || back.Checks[1].Exchange == "" || back.Counts[Pass] != 1 {
+		t.Errorf("%+v", back)
+	}
+	for _, key := range []string{`"schema_version": 1`, `"verdict": "fail"`, `"duration_seconds"`, `"counts"`} {
+		if !strings.Contains(b.String(), key) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	var b bytes.Buffer
+	WriteSummary(&b, sample(), true)
+	out := b.String()
+	for _, want := range []string{"B-FAIL", "MUST", "FAIL", "got 400", "#1 → POST /mcp", "FAILED: 6 checks run", "1 not selected"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "E-OUT") {
+		t.Errorf("summary lists a check that was not selected:\n%s", out)
+	}
+}
