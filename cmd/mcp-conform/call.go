@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/reference/client"
+	"github.com/mcp-conform/mcp-conform/reference/client/storage"
+)
+
+const callUsage = `usage: mcp-conform call --state-dir DIR [--url URL] [flags] [TOOL [JSON_ARGS]]
+       mcp-conform call --state-dir DIR --resume
+       mcp-conform call --state-dir DIR --disconnect
+
+Connects to the MCP server, or rejoins the session stored in DIR, calls TOOL
+with a progress token (without TOOL: lists the tools) and prints one JSON
+object per line: status changes, notifications as they arrive, then the
+result. --resume starts no call: it reattaches to the call that was in flight
+when the previous process died and prints the rest of it. --disconnect ends
+the stored session (DELETE) and clears it.
+
+Exit status: 0 success, 1 failure (including a tool result with isError),
+2 usage error.
+
+flags:`
+
+// callFlags are call's command line.
+type callFlags struct {
+	url, stateDir, token, reconnect, version string
+	resume, disconnect, verbose              bool
+	reconnectDelay, maxReconnectDelay        time.Duration
+	reconnectWait, settle, timeout           time.Duration
+	tool                                     string
+	args                                     json.RawMessage
+}
+
+func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
+	f := &callFlags{}
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.url, "url", "", "MCP endpoint URL (default: the one stored in --state-dir)")
+	fs.StringVar(&f.stateDir, "state-dir", "", "directory of the client's persistent state (required)")
+	fs.StringVar(&f.token, "bearer-token", "", "bearer token to send and store (default: the stored one)")
+	fs.BoolVar(&f.resume, "resume", false, "reattach to the call in flight when the previous process died")
+	fs.BoolVar(&f.disconnect, "disconnect", false, "end the stored session (DELETE) and clear it")
+	fs.StringVar(&f.reconnect, "reconnect", string(client.Auto), "how to rejoin a stored session: reinit (initialize with the stored id), reuse (no initialize), or auto (reuse while a call is in flight, else reinit)")
+	fs.StringVar(&f.version, "protocol-version", client.DefaultProtocolVersion, "protocol version offered in initialize")
+	fs.DurationVar(&f.reconnectDelay, "reconnect-delay", client.DefaultReconnectDelay, "wait before reopening a cut stream when the server sent no retry field")
+	fs.DurationVar(&f.maxReconnectDelay, "max-reconnect-delay", client.DefaultMaxReconnectDelay, "cap of the reconnect delay while attempts keep failing")
+	fs.DurationVar(&f.reconnectWait, "reconnect-wait", 0, "pause before a new session replaces one the server dropped")
+	fs.DurationVar(&f.settle, "settle", client.DefaultSettle, "after a resumed call's result, wait this long for its last notifications (negative: none)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (0: never)")
+	fs.BoolVar(&f.verbose, "v", false, "log the client's reconnects and resumptions to stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, callUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	rest := fs.Args()
+	switch {
+	case f.stateDir == "":
+		return nil, usageError{errors.New("--state-dir is required")}
+	case f.resume && f.disconnect:
+		return nil, usageError{errors.New("--resume and --disconnect exclude each other")}
+	case (f.resume || f.disconnect) && len(rest) > 0:
+		return nil, usageError{fmt.Errorf("--resume and --disconnect take no TOOL, got %s", strings.Join(rest, " "))}
+	case len(rest) > 2:
+		return nil, usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(rest[2:], " "))}
+	case f.reconnect != string(client.Auto) && f.reconnect != string(client.Reinitialize) && f.reconnect != string(client.Reuse):
+		return nil, usageError{fmt.Errorf("--reconnect must be auto, reinit or reuse, got %q", f.reconnect)}
+	case f.reconnectDelay <= 0 || f.maxReconnectDelay <= 0:
+		return nil, usageError{errors.New("--reconnect-delay and --max-reconnect-delay must be positive")}
+	case f.reconnectWait < 0 || f.timeout < 0:
+		return nil, usageError{errors.New("--reconnect-wait and --timeout must not be negative")}
+	}
+	if len(rest) > 0 {
+		f.tool = rest[0]
+		f.args = json.RawMessage(`{}`)
+	}
+	if len(rest) == 2 {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(rest[1]), &obj); err != nil || obj == nil {
+			return nil, usageError{fmt.Errorf("JSON_ARGS must be a JSON object, got %q", rest[1])}
+		}
+		f.args = json.RawMessage(rest[1])
+	}
+	if f.settle == 0 {
+		f.settle = -1 // Options' zero means the default; the flag's means none
+	}
+	return f, nil
+}
+
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseCallFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	st, err := storage.Open(f.stateDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	out := &lines{w: stdout}
+	logger := slog.New(slog.DiscardHandler)
+	if f.verbose {
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	c, err := client.New(client.Options{
+		URL:               f.url,
+		Storage:           st,
+		BearerToken:       f.token,
+		ProtocolVersion:   f.version,
+		Reconnect:         client.ReconnectMode(f.reconnect),
+		ReconnectDelay:    f.reconnectDelay,
+		MaxReconnectDelay: f.maxReconnectDelay,
+		ReconnectWait:     f.reconnectWait,
+		Settle:            f.settle,
+		OnStatus:          out.status,
+		OnNotification:    out.notification,
+		Logger:            logger,
+	})
+	if err != nil {
+		return err
+	}
+	err = callOnce(ctx, c, f, out)
+	if err != nil {
+		out.print(errorLine{Type: "error", Error: err.Error(), Cancelled: client.IsCancelled(err)})
+	}
+	out.finish() // the process ending is not a disconnect: no status line for it
+	c.Close()
+	return err
+}
+
+func callOnce(ctx context.Context, c *client.Client, f *callFlags, out *lines) error {
+	if f.disconnect {
+		return c.Disconnect(ctx, client.DisconnectOptions{ClearSession: true})
+	}
+	if err := c.Connect(ctx); err != nil {
+		return err
+	}
+	var res *client.ToolResult
+	var err error
+	switch {
+	case f.resume:
+		res, err = c.ResumeCall(ctx)
+	case f.tool == "":
+		tools, err := c.ListTools(ctx)
+		if err != nil {
+			return err
+		}
+		out.print(toolsLine{Type: "tools", Tools: tools})
+		return nil
+	default:
+		res, err = c.CallTool(ctx, f.tool, f.args)
+	}
+	if err != nil {
+		return err
+	}
+	out.print(resultLine{Type: "result", Tool: res.Tool, RequestID: res.RequestID, Result: res.Raw})
+	if res.Result.IsError {
+		return fmt.Errorf("tool %s returned an error result", res.Tool)
+	}
+	return nil
+}
+
+// lines prints one JSON object per line; the client's callbacks and the
+// final result come from different goroutines.
+type lines struct {
+	mu   sync.Mutex
+	w    io.Writer
+	done bool
+}
+
+type statusLine struct {
+	Type            string `json:"type"`
+	Status          string `json:"status"`
+	SessionID       string `json:"session_id,omitempty"`
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+	Reconnected     bool   `json:"reconnected,omitempty"`
+	NewSession      bool   `json:"new_session,omitempty"`
+	Reason          string `json:"reason,omitempty"`
+	Error           string `json:"error,omitempty"`
+}
+
+type notificationLine struct {
+	Type      string          `json:"type"`
+	Stream    string          `json:"stream"`
+	EventID   string          `json:"event_id,omitempty"`
+	RequestID string          `json:"request_id,omitempty"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params,omitempty"`
+}
+
+type resultLine struct {
+	Type      string          `json:"type"`
+	Tool      string          `json:"tool"`
+	RequestID string          `json:"request_id"`
+	Result    json.RawMessage `json:"result"`
+}
+
+type toolsLine struct {
+	Type  string `json:"type"`
+	Tools any    `json:"tools"`
+}
+
+type errorLine struct {
+	Type      string `json:"type"`
+	Error     string `json:"error"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+}
+
+func (l *lines) status(ev client.StatusEvent) {
+	sl := statusLine{Type: "status", Status: string(ev.Status), SessionID: ev.SessionID, ProtocolVersion: ev.ProtocolVersion,
+		Reconnected: ev.Reconnected, NewSession: ev.NewSession, Reason: ev.Reason}
+	if ev.Err != nil {
+		sl.Error = ev.Err.Error()
+	}
+	l.print(sl)
+}
+
+func (l *lines) notification(n client.Notification) {
+	l.print(notificationLine{Type: "notification", Stream: n.Stream, EventID: n.EventID, RequestID: n.RequestID, Method: n.Method, Params: n.Params})
+}
+
+func (l *lines) print(v any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		data, _ = json.Marshal(errorLine{Type: "error", Error: "encoding output: " + err.Error()})
+	}
+	l.w.Write(append(data, '\n'))
+}
+
+// finish drops every later line.
+func (l *lines) finish() {
+	l.mu.Lock()
+	l.done = true
+	l.mu.Unlock()
+}

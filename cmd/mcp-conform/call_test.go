@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/mcp-conform/mcp-conform/reference/server"
+)
+
+// refServer is the reference server on a loopback port with a fake clock:
+// tool steps and expiry happen exactly when a test says.
+type refServer struct {
+	t     *testing.T
+	srv   *server.Server
+	url   string
+	clock *clocktesting.FakeClock
+}
+
+func newRefServer(t *testing.T, cfg server.Config) *refServer {
+	t.Helper()
+	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	cfg.Clock = fc
+	cfg.SSEKeepAlive = -1 // the clock's only waiters are then the tools'
+	cfg.ReaperInterval, cfg.IdleThreshold, cfg.GracePeriod = time.Second, 2*time.Second, 10*time.Second
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		srv.Close()
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	return &refServer{t: t, srv: srv, url: hs.URL, clock: fc}
+}
+
+// step advances the clock by one long_operation step once a step timer waits.
+func (s *refServer) step() {
+	s.t.Helper()
+	waitFor(s.t, "a step timer", s.clock.HasWaiters)
+	s.clock.Step(time.Second)
+}
+
+// expire ends every session as the reaper would after idle + grace.
+func (s *refServer) expire() {
+	s.t.Helper()
+	waitFor(s.t, "no request in flight", func() bool { return s.srv.InFlight() == 0 })
+	s.clock.Step(2*time.Second + time.Millisecond)
+	s.srv.Reap()
+	s.clock.Step(10 * time.Second)
+	waitFor(s.t, "sessions to expire", func() bool { return s.srv.SessionCount() == 0 })
+}
+
+// waitFor polls cond until it holds or 10s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// line is any line call prints.
+type line struct {
+	Type        string          `json:"type"`
+	Status      string          `json:"status"`
+	SessionID   string          `json:"session_id"`
+	Reconnected bool            `json:"reconnected"`
+	NewSession  bool            `json:"new_session"`
+	Stream      string          `json:"stream"`
+	EventID     string          `json:"event_id"`
+	Method      string          `json:"method"`
+	Params      json.RawMessage `json:"params"`
+	Tool        string          `json:"tool"`
+	Result      json.RawMessage `json:"result"`
+	Tools       []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+	Error string `json:"error"`
+}
+
+// step renders a notification line as p<N> (progress) or l<N> (log).
+func (l line) step() string {
+	var p struct {
+		Progress float64 `json:"progress"`
+		Data     string  `json:"data"`
+	}
+	json.Unmarshal(l.Params, &p)
+	if l.Method == "notifications/progress" {
+		return fmt.Sprintf("p%d", int(p.Progress))
+	}
+	var i, n int
+	fmt.Sscanf(p.Data, "step %d of %d", &i, &n)
+	return fmt.Sprintf("l%d", i)
+}
+
+func (l line) text(t *testing.T) string {
+	t.Helper()
+	var r struct {
+		Content    []struct{ Text string } `json:"content"`
+		Structured json.RawMessage         `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(l.Result, &r); err != nil || len(r.Content) == 0 {
+		t.Fatalf("result line %s: %v", l.Result, err)
+	}
+	return r.Content[0].Text
+}
+
+func parseLines(t *testing.T, out string) []line {
+	t.Helper()
+	var ls []line
+	for _, s := range strings.Split(strings.TrimSpace(out), "\n") {
+		if s == "" {
+			continue
+		}
+		var l line
+		if err := json.Unmarshal([]byte(s), &l); err != nil {
+			t.Fatalf("stdout line %q is not JSON: %v", s, err)
+		}
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// callRun runs call in-process and returns its lines, exit code and stderr.
+func callRun(t *testing.T, args ...string) ([]line, int, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code := run(ctx, append([]string{"call"}, args...), &stdout, &stderr)
+	return parseLines(t, stdout.String()), code, stderr.String()
+}
+
+// proc is a call process whose stdout lines a test reads one at a time.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	lines  chan line
+	stderr *bytes.Buffer
+	done   chan struct{}
+}
+
+// buildBinary builds mcp-conform once per test, for tests that must kill it.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mcp-conform")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func startCall(t *testing.T, bin string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"call"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, cmd: cmd, lines: make(chan line, 1000), stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	go func() {
+		defer close(p.done)
+		defer close(p.lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var l line
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				l = line{Type: "garbage", Error: sc.Text()}
+			}
+			p.lines <- l
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	return p
+}
+
+// next returns the next line; ok is false at the end of the output.
+func (p *proc) next() (line, bool) {
+	p.t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if l.Type == "garbage" {
+			p.t.Fatalf("call printed a non-JSON line: %s", l.Error)
+		}
+		return l, ok
+	case <-time.After(15 * time.Second):
+		p.t.Fatalf("no line from call within 15s; stderr:\n%s", p.stderr.String())
+		return line{}, false
+	}
+}
+
+// until reads lines until one matches and returns all of them.
+func (p *proc) until(what string, match func(line) bool) []line {
+	p.t.Helper()
+	var got []line
+	for {
+		l, ok := p.next()
+		if !ok {
+			p.t.Fatalf("output ended before %s; got %+v\nstderr:\n%s", what, got, p.stderr.String())
+		}
+		got = append(got, l)
+		if match(l) {
+			return got
+		}
+	}
+}
+
+// rest reads every remaining line and waits for the exit.
+func (p *proc) rest() ([]line, int) {
+	p.t.Helper()
+	var got []line
+	for {
+		l, ok := p.next()
+		if !ok {
+			break
+		}
+		got = append(got, l)
+	}
+	err := p.cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		p.t.Fatal(err)
+	}
+	return got, code
+}
+
+// kill is the refresh: SIGKILL, no goodbye of any kind.
+func (p *proc) kill() []line {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		p.t.Fatal(err)
+	}
+	got, _ := p.rest()
+	return got
+}
+
+func isStatus(s string) func(line) bool {
+	return func(l line) bool { return l.Type == "status" && l.Status == s }
+}
+
+func notifications(ls []line) []line {
+	var out []line
+	for _, l := range ls {
+		if l.Type == "notification" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func stepsOf(ls []line) string {
+	var parts []string
+	for _, l := range notifications(ls) {
+		parts = append(parts, l.step())
+	}
+	return strings.Join(parts, " ")
+}
+
+// TestCallRefresh is the page refresh: a call process is SIGKILLed in the
+// middle of long_operation, steps run while it is dead, and `call --resume`
+// with the same state directory rejoins the same session and prints every
+// remaining notification exactly once, then the result (CLI-PERSIST,
+// CLI-RECONNECT, CLI-RESUME), in both rejoin modes.
+func TestCallRefresh(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills the binary")
+	}
+	bin := buildBinary(t)
+	for _, mode := range []string{"auto", "reuse"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newRefServer(t, server.Config{})
+			dir := t.TempDir()
+			common := []string{"--state-dir", dir, "--reconnect", mode, "--reconnect-delay", "20ms", "--max-reconnect-delay", "100ms", "-v"}
+			first := startCall(t, bin, append(common, "--url", s.url, "long_operation", `{"steps":4,"interval_ms":1000}`)...)
+			before := first.until("connected", isStatus("connected"))
+			sid := before[len(before)-1].SessionID
+			s.step()
+			before = append(before, first.until("step 1's log line", func(l line) bool { return l.Method == "notifications/message" })...)
+			before = append(before, first.kill()...)
+			waitFor(t, "the server to notice the kill", func() bool { return s.srv.InFlight() == 0 })
+			s.step() // steps 2 and 3 happen while no client is there
+			s.step()
+
+			second := startCall(t, bin, append(common, "--resume")...)
+			after := second.until("connected", isStatus("connected"))
+			if c := after[len(after)-1]; c.SessionID != sid || !c.Reconnected || c.NewSession {
+				t.Fatalf("rejoined %+v, want reconnected to %s", c, sid)
+			}
+			after = append(after, second.until("step 3's log line", func(l line) bool { return l.step() == "l3" })...)
+			s.step()
+			rest, code := second.rest()
+			after = append(after, rest...)
+			if code != 0 {
+				t.Fatalf("call --resume exit %d; stderr:\n%s", code, second.stderr.String())
+			}
+			if got := stepsOf(before) + " | " + stepsOf(after); got != "p1 l1 | p2 l2 p3 l3 p4 l4" {
+				t.Fatalf("notifications: %s", got)
+			}
+			last := after[len(after)-1]
+			if last.Type != "result" || last.text(t) != "completed 4 steps" {
+				t.Fatalf("last line %+v, want the result", last)
+			}
+			seen := map[string]bool{}
+			for _, l := range notifications(append(before, after...)) {
+				if l.EventID == "" || seen[l.EventID] {
+					t.Fatalf("event id %q missing or repeated", l.EventID)
+				}
+				seen[l.EventID] = true
+			}
+		})
+	}
+}

@@ -1,0 +1,238 @@
+// Package client is the reference MCP Streamable HTTP client: it survives
+// its own restarts (a page refresh, a killed process) and its server's, as
+// the behaviour catalogue's CLI-* rows describe.
+//
+// Everything it needs to carry on is kept in a Storage (the localStorage
+// equivalent): server URL, session id, negotiated protocol version, bearer
+// token, the last event id of every stream, the calls in flight, the last
+// result and logs. A restarted client rejoins its session (re-initialize
+// with the stored id, or plain reuse), resumes every cut stream with
+// Last-Event-ID after the server's retry delay, hands each event to its
+// handlers exactly once, and replaces a lost session without the user's help:
+// at once with a server-named id (recovery hint), or after a fresh
+// initialize, retrying the interrupted request once.
+//
+// The Go SDK's client cannot start from a stored session id or survive a
+// 404, so this client speaks the transport itself on net/http; it uses the
+// SDK's types for the JSON shapes only.
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Client is one MCP client. Its methods are safe for concurrent use.
+type Client struct {
+	opts     Options
+	st       state
+	url      string
+	log      *slog.Logger
+	clk      clock.WithTicker
+	idPrefix string // request ids are unique across restarts without storing a counter
+	nextID   atomic.Int64
+
+	life context.Context // ends at Close
+	stop context.CancelCauseFunc
+	wg   sync.WaitGroup
+
+	mu          sync.Mutex
+	sess        session
+	gen         uint64
+	connected   bool
+	closed      bool
+	tok         string
+	recon       *reconnectOp
+	getCancel   context.CancelFunc // the standalone GET runner's
+	getOpen     bool               // a standalone GET stream is connected
+	pendingHint *ResumeHint
+	watch       map[string]bool // resume token fields to remember
+
+	deliverMu sync.Mutex // one event at a time: dedupe, persist, hand over
+	seen      seenSet
+
+	cbMu     sync.Mutex // callbacks one at a time
+	statusMu sync.Mutex
+	status   Status
+}
+
+// New returns a client; it does not connect (see Connect). A URL other than
+// the stored one drops the stored session, which belongs to that server.
+func New(opts Options) (*Client, error) {
+	opts = opts.withDefaults()
+	st := state{opts.Storage}
+	url := opts.URL
+	if url == "" {
+		url = st.get(KeyServerURL)
+	}
+	if url == "" {
+		return nil, errors.New("no server URL given or stored")
+	}
+	if stored := st.get(KeyServerURL); stored != "" && stored != url {
+		if err := st.removeAll(sessionKeys); err != nil {
+			return nil, persistErr("server change", err)
+		}
+	}
+	if err := st.set(KeyServerURL, url); err != nil {
+		return nil, persistErr("server URL", err)
+	}
+	tok := opts.BearerToken
+	if tok != "" {
+		if err := st.set(KeyBearerToken, tok); err != nil {
+			return nil, persistErr("bearer token", err)
+		}
+	} else {
+		tok = st.get(KeyBearerToken)
+	}
+	c := &Client{
+		opts:     opts,
+		st:       st,
+		url:      url,
+		log:      opts.Logger,
+		clk:      opts.Clock,
+		idPrefix: rand.Text()[:8],
+		tok:      tok,
+		status:   Disconnected,
+		watch:    map[string]bool{},
+	}
+	for _, f := range opts.ResumeTokenFields {
+		c.watch[f] = true
+	}
+	var hint ResumeHint
+	st.getJSON(KeyResumeHint, &hint)
+	if hint.Method != "" {
+		c.pendingHint = &hint
+		c.watch[hint.Via] = true
+	}
+	c.life, c.stop = context.WithCancelCause(context.Background())
+	return c, nil
+}
+
+// URL returns the server URL.
+func (c *Client) URL() string { return c.url }
+
+// SessionID returns the current session id ("" before Connect).
+func (c *Client) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess.id
+}
+
+// ProtocolVersion returns the negotiated protocol version.
+func (c *Client) ProtocolVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess.version
+}
+
+func (c *Client) token() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tok
+}
+
+// current returns the session requests go to.
+func (c *Client) current() (session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return session{}, ErrClosed
+	case !c.connected:
+		return session{}, errors.New("not connected: call Connect first")
+	}
+	return c.sess, nil
+}
+
+// newID returns a request id unique to this process.
+func (c *Client) newID() string {
+	return fmt.Sprintf("%s-%d", c.idPrefix, c.nextID.Add(1))
+}
+
+// bind returns ctx, also ended (with ErrClosed) by Close.
+func (c *Client) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(c.life, func() { cancel(ErrClosed) })
+	return ctx, func() { stop(); cancel(context.Canceled) }
+}
+
+// sleep waits d on the client's clock; false if ctx ended first.
+func (c *Client) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := c.clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// backoff doubles a failing stream's delay up to MaxReconnectDelay.
+func (c *Client) backoff(d time.Duration) time.Duration {
+	return min(2*d, c.opts.MaxReconnectDelay)
+}
+
+// Close lets go of the session without ending it, as a closed page does:
+// streams stop, the stored state stays, and a later client rejoins.
+func (c *Client) Close() error {
+	c.shutdown("closed")
+	return nil
+}
+
+func (c *Client) shutdown(reason string) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	sid := c.sess.id
+	c.mu.Unlock()
+	c.stop(ErrClosed)
+	c.wg.Wait()
+	c.opts.HTTPClient.CloseIdleConnections()
+	c.emit(StatusEvent{Status: Disconnected, SessionID: sid, Reason: reason})
+}
+
+// seenSet remembers the event ids handed over in the current session, so a
+// replay that overlaps what was already handled is dropped (CLI-RESUME).
+type seenSet struct {
+	gen   uint64
+	ids   map[string]struct{}
+	order []string
+}
+
+// maxSeen bounds the set; replays overlap only recent events.
+const maxSeen = 1 << 16
+
+func (s *seenSet) has(gen uint64, id string) bool {
+	if s.gen != gen {
+		return false
+	}
+	_, ok := s.ids[id]
+	return ok
+}
+
+func (s *seenSet) add(gen uint64, id string) {
+	if s.gen != gen || s.ids == nil {
+		s.gen, s.ids, s.order = gen, map[string]struct{}{}, nil
+	}
+	s.ids[id] = struct{}{}
+	s.order = append(s.order, id)
+	if len(s.order) > maxSeen {
+		delete(s.ids, s.order[0])
+		s.order = s.order[1:]
+	}
+}

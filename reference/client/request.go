@@ -1,0 +1,269 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// operation is one request the user asked for; a retry sends it again as a
+// new request (new id) to the new session.
+type operation struct {
+	method string
+	params any
+	// tools/call
+	tool string
+	args json.RawMessage
+	// resume is the stored call whose stream the first attempt resumes.
+	resume *InFlightCall
+}
+
+func (op *operation) argsObject() (map[string]json.RawMessage, bool) {
+	m := map[string]json.RawMessage{}
+	if len(op.args) == 0 {
+		return m, true
+	}
+	if err := json.Unmarshal(op.args, &m); err != nil || m == nil {
+		return nil, false
+	}
+	return m, true
+}
+
+func (op *operation) setArgs(m map[string]json.RawMessage) {
+	if data, err := json.Marshal(m); err == nil {
+		op.args = data
+	}
+}
+
+// do runs op with the recovery rules:
+//   - a 404 for the session (CLI-404-REINIT, CLI-RESTART-HINT, CLI-ENVELOPE):
+//     a new session, then exactly one more try, with the resume token added
+//     to a call of the envelope's resume.method;
+//   - an allow-listed session-expired error on one of the five operations
+//     (CLI-RETRY-ONCE): the same;
+//   - a call the server accepted whose session then ended: not re-run,
+//     unless a resume hint says how to continue it.
+//
+// The retry goes to the new session, and its error, if any, is the one
+// returned: there is no second retry. A cancel, at any point, is returned
+// as a cancel (IsCancelled) and never retried.
+func (c *Client) do(ctx context.Context, op *operation) (*message, error) {
+	ctx, cancel := c.bind(ctx)
+	defer cancel()
+	sess, err := c.current()
+	if err != nil {
+		return nil, err
+	}
+	c.applyHint(op)
+	resp, err := c.attempt(ctx, sess, op)
+	if err == nil || IsCancelled(err) || errors.Is(err, ErrClosed) {
+		return resp, err
+	}
+	var g *SessionGoneError
+	var lost *CallLostError
+	switch {
+	case errors.As(err, &lost):
+		errors.As(lost.Cause, &g)
+		if g != nil {
+			c.noteHint(g.Resume)
+		}
+		next, rerr := c.replace(ctx, sess, g)
+		if rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		if !c.applyHint(op) {
+			return nil, err
+		}
+		sess = next
+	case errors.As(err, &g):
+		c.noteHint(g.Resume)
+		if sess, err = c.replace(ctx, sess, g); err != nil {
+			return nil, err
+		}
+		c.applyHint(op)
+	case retryOnceMethods[op.method] && isSessionExpired(err):
+		c.log.Info("session-expired error; reconnecting and retrying once", "method", op.method, "err", err)
+		if sess, err = c.replace(ctx, sess, nil); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, err
+	}
+	c.log.Debug("retrying once on the new session", "method", op.method, "session", sess.id)
+	return c.attempt(ctx, sess, op)
+}
+
+// attempt sends op once to sess and waits for its response. JSON-RPC
+// errors are returned as *RPCError.
+func (c *Client) attempt(ctx context.Context, sess session, op *operation) (*message, error) {
+	p := &pending{method: op.method}
+	var resp *message
+	var err error
+	if op.resume != nil {
+		rec := *op.resume
+		op.resume = nil // a retry is a new request
+		p.id, p.rec, p.lastID = rec.RequestID, &rec, rec.LastEventID
+		resp, err = c.follow(ctx, sess, nil, p)
+		err = lostIfGone(p, err)
+	} else {
+		p.id = c.newID()
+		params := op.params
+		if op.method == "tools/call" {
+			rec := InFlightCall{RequestID: p.id, Tool: op.tool, Arguments: op.args, ProgressToken: "p-" + p.id, SessionID: sess.id, Started: c.clk.Now()}
+			if err := c.st.putInFlight(rec); err != nil {
+				return nil, persistErr("call", err)
+			}
+			p.rec = &rec
+			params = map[string]any{"name": op.tool, "arguments": op.args, "_meta": map[string]any{"progressToken": rec.ProgressToken}}
+		}
+		resp, err = c.post(ctx, sess, p, request(p.id, op.method, params))
+	}
+	if p.rec != nil {
+		c.endCall(sess, p, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	return resp, nil
+}
+
+// post sends a request and follows its answer.
+func (c *Client) post(ctx context.Context, sess session, p *pending, body any) (*message, error) {
+	a, err := c.send(ctx, http.MethodPost, sess, body, "")
+	if err != nil {
+		return nil, err
+	}
+	if g := gone(a, sess); g != nil {
+		return nil, g // never reached the session: safe to send again
+	}
+	switch {
+	case a.events != nil:
+		resp, err := c.follow(ctx, sess, a, p)
+		return resp, lostIfGone(p, err)
+	case a.status == http.StatusOK:
+		return readJSONResponse(a, p.id)
+	default:
+		return nil, unexpected(a)
+	}
+}
+
+// lostIfGone: once the server accepted a call, a 404 means the call's
+// outcome went with the session.
+func lostIfGone(p *pending, err error) error {
+	var g *SessionGoneError
+	if p.rec != nil && errors.As(err, &g) {
+		return &CallLostError{RequestID: p.id, Tool: p.rec.Tool, Cause: g}
+	}
+	return err
+}
+
+// endCall updates the stored call: gone once it has an outcome, kept when
+// the client is closing with it unfinished (a later client resumes it).
+func (c *Client) endCall(sess session, p *pending, err error) {
+	switch {
+	case errors.Is(err, ErrClosed):
+		return
+	case IsCancelled(err):
+		c.cancelOnServer(sess, p.id)
+	}
+	if derr := c.st.dropInFlight(p.id); derr != nil {
+		c.log.Warn("cannot persist", "err", derr)
+	}
+}
+
+// cancelOnServer tells the server the user cancelled the request: a dropped
+// connection alone is not a cancel.
+func (c *Client) cancelOnServer(sess session, id string) {
+	c.goTracked(func() {
+		ctx, cancel := context.WithTimeout(c.life, c.opts.MaxReconnectDelay)
+		defer cancel()
+		a, err := c.send(ctx, http.MethodPost, sess, notification("notifications/cancelled", map[string]any{"requestId": id, "reason": "cancelled by the user"}), "")
+		if err == nil {
+			a.close()
+		}
+	})
+}
+
+// goTracked runs f in a goroutine that Close waits for, unless closed.
+func (c *Client) goTracked(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// Request sends any request and returns its result, with the recovery rules
+// of do (the retry-once rule only for the five operations it names).
+func (c *Client) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	resp, err := c.do(ctx, &operation{method: method, params: params})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Result, nil
+}
+
+// ListTools lists every tool, following pagination.
+func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	cursor := ""
+	for {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		var r mcp.ListToolsResult
+		if err := c.requestInto(ctx, "tools/list", params, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r.Tools...)
+		if r.NextCursor == "" || r.NextCursor == cursor {
+			return out, nil
+		}
+		cursor = r.NextCursor
+	}
+}
+
+// ListResources lists the server's resources (first page).
+func (c *Client) ListResources(ctx context.Context) (*mcp.ListResourcesResult, error) {
+	var r mcp.ListResourcesResult
+	return &r, c.requestInto(ctx, "resources/list", map[string]any{}, &r)
+}
+
+// ReadResource reads one resource.
+func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	var r mcp.ReadResourceResult
+	return &r, c.requestInto(ctx, "resources/read", map[string]any{"uri": uri}, &r)
+}
+
+// ListPrompts lists the server's prompts (first page).
+func (c *Client) ListPrompts(ctx context.Context) (*mcp.ListPromptsResult, error) {
+	var r mcp.ListPromptsResult
+	return &r, c.requestInto(ctx, "prompts/list", map[string]any{}, &r)
+}
+
+// GetPrompt gets one prompt.
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	var r mcp.GetPromptResult
+	return &r, c.requestInto(ctx, "prompts/get", map[string]any{"name": name, "arguments": args}, &r)
+}
+
+func (c *Client) requestInto(ctx context.Context, method string, params, out any) error {
+	raw, err := c.Request(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, out)
+}

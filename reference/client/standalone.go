@@ -1,0 +1,123 @@
+package client
+
+import (
+	"context"
+	"net/http"
+)
+
+// startStandalone (re)starts the runner of sess's standalone GET stream;
+// first is a stream the rejoin already opened.
+func (c *Client) startStandalone(sess session, first *answer) {
+	c.mu.Lock()
+	if c.closed || c.sess.gen != sess.gen || sess.id == "" {
+		c.mu.Unlock()
+		first.close()
+		return
+	}
+	if c.getCancel != nil {
+		c.getCancel()
+	}
+	ctx, cancel := context.WithCancel(c.life)
+	c.getCancel = cancel
+	c.mu.Unlock()
+	if !c.goTracked(func() { c.runStandalone(ctx, sess, first) }) {
+		cancel()
+		first.close()
+	}
+}
+
+func (c *Client) stopStandalone() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.getCancel != nil {
+		c.getCancel()
+		c.getCancel = nil
+	}
+}
+
+func (c *Client) setGetOpen(open bool) {
+	c.mu.Lock()
+	c.getOpen = open
+	c.mu.Unlock()
+}
+
+// runStandalone keeps the session's GET stream open: after every end or
+// cut it waits the server's retry delay (or its own, growing while nothing
+// comes) and resumes after the last event handled. A 404 means the session
+// is gone: the client replaces it, which starts a new runner.
+func (c *Client) runStandalone(ctx context.Context, sess session, a *answer) {
+	delay := c.opts.ReconnectDelay
+	src := source{stream: "standalone", position: func(id string) error {
+		c.mu.Lock()
+		current := c.sess.gen == sess.gen
+		c.mu.Unlock()
+		if !current {
+			return nil
+		}
+		if err := c.st.set(KeyLastEventID, id); err != nil {
+			return persistErr("last event id", err)
+		}
+		return nil
+	}}
+	for ctx.Err() == nil {
+		if a == nil {
+			var err error
+			a, err = c.send(ctx, http.MethodGet, sess, nil, c.st.get(KeyLastEventID))
+			if err != nil {
+				c.log.Debug("standalone GET failed", "err", err)
+				if !c.sleep(ctx, delay) {
+					return
+				}
+				delay = c.backoff(delay)
+				continue
+			}
+		}
+		if a.events != nil {
+			c.setGetOpen(true)
+			res := c.consume(ctx, sess, a, src)
+			c.setGetOpen(false)
+			a.close()
+			a = nil
+			wait := delay
+			switch {
+			case res.retry > 0:
+				wait = res.retry // CLI-RETRY-FIELD: exactly the server's delay
+			case res.progress:
+				delay = c.opts.ReconnectDelay
+				wait = delay
+			default:
+				delay = c.backoff(delay)
+			}
+			c.log.Debug("standalone stream ended", "wait", wait, "err", res.err)
+			if !c.sleep(ctx, wait) {
+				return
+			}
+			continue
+		}
+		if g := gone(a, sess); g != nil {
+			c.log.Info("session gone (standalone GET)", "session", sess.id)
+			c.noteHint(g.Resume)
+			c.goTracked(func() { c.replace(c.life, sess, g) })
+			return
+		}
+		if a.status == http.StatusMethodNotAllowed {
+			c.log.Info("server offers no standalone GET stream")
+			return
+		}
+		if replayReason(a) != "" {
+			// The stored position cannot be replayed: ask for new messages only.
+			if err := c.st.set(KeyLastEventID, ""); err != nil {
+				c.log.Warn("cannot persist", "err", err)
+				return
+			}
+			a = nil
+			continue
+		}
+		c.log.Debug("standalone GET refused", "err", unexpected(a))
+		a = nil
+		if !c.sleep(ctx, delay) {
+			return
+		}
+		delay = c.backoff(delay)
+	}
+}
