@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -30,14 +29,29 @@ type Env struct {
 	tr     *http.Transport
 }
 
-var proxySeq atomic.Int64
+// checkOption changes how a check's Env is built.
+type checkOption func(*envConfig)
+
+type envConfig struct {
+	proxy []toxics.ProxyOption
+}
+
+// withReset arms the check's proxy for F-RESET (every close becomes a TCP
+// reset, so only checks that reset use it).
+func withReset() checkOption {
+	return func(c *envConfig) { c.proxy = append(c.proxy, toxics.WithReset()) }
+}
 
 // check registers the spec of one catalogue ID. body runs with a context
 // that ends at the check's deadline.
-func check(id string, budget func(*target.Config) time.Duration, body func(ctx context.Context, e *Env)) bool {
+func check(id string, budget func(*target.Config) time.Duration, body func(ctx context.Context, e *Env), opts ...checkOption) bool {
 	ent := catalogue.MustLookup(id)
+	var ec envConfig
+	for _, o := range opts {
+		o(&ec)
+	}
 	return It(id+": "+ent.Summary, Label(ent.Labels()...), func(sctx SpecContext) {
-		e := setup(ent)
+		e := setup(ent, ec)
 		d := DefaultCheckTimeout
 		if budget != nil {
 			d += budget(e.Config)
@@ -50,7 +64,7 @@ func check(id string, budget func(*target.Config) time.Duration, body func(ctx c
 
 // setup skips the check when the target cannot have the behaviour, or
 // when the profile lacks what the check needs, and builds its Env.
-func setup(ent catalogue.Entry) *Env {
+func setup(ent catalogue.Entry, ec envConfig) *Env {
 	tc := TestContext
 	for _, need := range ent.Needs {
 		switch {
@@ -72,7 +86,7 @@ func setup(ent catalogue.Entry) *Env {
 		if err != nil {
 			Fail(fmt.Sprintf("target URL: %v", err))
 		}
-		p, err := tc.Toxics.NewProxy(fmt.Sprintf("%s-%d", strings.ToLower(ent.ID), proxySeq.Add(1)), hostPort(u))
+		p, err := tc.Toxics.NewProxy(strings.ToLower(ent.ID), hostPort(u), ec.proxy...)
 		if err != nil {
 			Fail(fmt.Sprintf("fault proxy: %v", err))
 		}
@@ -179,5 +193,27 @@ func (e *Env) CutAfter(n int) {
 	e.Logf("!! F-CUT-AFTER: the next stream to carry %d events will be cut", n)
 	if err := p.CutAfter(n); err != nil {
 		Fail(fmt.Sprintf("F-CUT-AFTER: %v", err))
+	}
+}
+
+// Reset resets every live connection of the check (F-RESET).
+func (e *Env) Reset() {
+	p := e.needProxy()
+	e.Logf("!! F-RESET: every live connection reset (RST)")
+	if err := p.Reset(); err != nil {
+		Fail(fmt.Sprintf("F-RESET: %v", err))
+	}
+	e.tr.CloseIdleConnections()
+}
+
+// SlowLink makes the server's data arrive late and in small pieces (F-LATENCY).
+func (e *Env) SlowLink() {
+	p := e.needProxy()
+	e.Logf("!! F-LATENCY: 20ms latency, data sliced into ~8-byte pieces")
+	if err := p.Latency(20*time.Millisecond, 5*time.Millisecond); err != nil {
+		Fail(fmt.Sprintf("F-LATENCY: %v", err))
+	}
+	if err := p.Slicer(8, 6, time.Millisecond); err != nil {
+		Fail(fmt.Sprintf("F-LATENCY: %v", err))
 	}
 }
