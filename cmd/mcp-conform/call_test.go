@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -336,5 +337,161 @@ func TestCallRefresh(t *testing.T) {
 				seen[l.EventID] = true
 			}
 		})
+	}
+}
+
+// TestCallUsage: bad command lines exit 2 with a message; -h exits 0.
+func TestCallUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call", "echo"}, "--state-dir is required"},
+		{[]string{"call", "--state-dir", dir, "--resume", "echo"}, "take no TOOL"},
+		{[]string{"call", "--state-dir", dir, "--resume", "--disconnect"}, "exclude each other"},
+		{[]string{"call", "--state-dir", dir, "echo", "[1]"}, "JSON_ARGS must be a JSON object"},
+		{[]string{"call", "--state-dir", dir, "echo", "{}", "extra"}, "unexpected arguments: extra"},
+		{[]string{"call", "--state-dir", dir, "--reconnect", "sometimes"}, "--reconnect must be auto, reinit or reuse"},
+		{[]string{"call", "--state-dir", dir, "--reconnect-delay", "0s"}, "must be positive"},
+		{[]string{"call", "--state-dir", dir, "--timeout", "-1s"}, "must not be negative"},
+		{[]string{"call", "--state-dir", dir, "--bogus"}, "flag provided but not defined"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tc.args, &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 containing %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"call", "-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "--resume") && !strings.Contains(stderr.String(), "-resume") {
+		t.Errorf("call -h: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestCallTools: without TOOL, call lists the tools; a second run rejoins
+// the stored session (CLI-PERSIST, CLI-RECONNECT) and sees the same tools.
+func TestCallTools(t *testing.T) {
+	s := newRefServer(t, server.Config{BearerTokens: map[string]string{"secret": "alice"}})
+	dir := t.TempDir()
+	first, code, stderr := callRun(t, "--url", s.url, "--state-dir", dir, "--bearer-token", "secret")
+	if code != 0 || len(first) != 3 || first[0].Status != "connecting" || first[1].Status != "connected" || first[2].Type != "tools" || len(first[2].Tools) != 5 {
+		t.Fatalf("first run: exit %d, %+v, stderr %s", code, first, stderr)
+	}
+	// No URL, no token: both come from the state directory.
+	second, code, stderr := callRun(t, "--state-dir", dir)
+	if code != 0 || len(second) != 3 || second[0].Status != "reconnecting" || !second[1].Reconnected || second[1].SessionID != first[1].SessionID {
+		t.Fatalf("second run: exit %d, %+v, stderr %s", code, second, stderr)
+	}
+	if len(second[2].Tools) != len(first[2].Tools) {
+		t.Fatalf("tools %v, then %v", first[2].Tools, second[2].Tools)
+	}
+}
+
+// TestCallReaped: the session expires between two runs. The next run falls
+// back to a new session (CLI-FALLBACK), keeps the envelope's resume hint,
+// and its job_start carries the stored resume token: the conversation goes
+// on at turn 2 (CLI-ENVELOPE).
+func TestCallReaped(t *testing.T) {
+	s := newRefServer(t, server.Config{})
+	dir := t.TempDir()
+	args := func(more ...string) []string { return append([]string{"--url", s.url, "--state-dir", dir}, more...) }
+	job := func(start string) (snap struct {
+		ConversationID string `json:"conversation_id"`
+		Turn           int    `json:"turn"`
+		Status         string `json:"status"`
+	}, ls []line) {
+		t.Helper()
+		ls, code, stderr := callRun(t, args("job_start", start)...)
+		if code != 0 {
+			t.Fatalf("job_start: exit %d %s", code, stderr)
+		}
+		var started struct {
+			Structured struct {
+				JobID string `json:"job_id"`
+			} `json:"structuredContent"`
+		}
+		json.Unmarshal(ls[len(ls)-1].Result, &started)
+		waitFor(t, "the job", func() bool {
+			got, code, stderr := callRun(t, args("job_get", fmt.Sprintf(`{"job_id":%q}`, started.Structured.JobID))...)
+			if code != 0 {
+				t.Fatalf("job_get: exit %d %s", code, stderr)
+			}
+			var r struct {
+				Structured json.RawMessage `json:"structuredContent"`
+			}
+			json.Unmarshal(got[len(got)-1].Result, &r)
+			json.Unmarshal(r.Structured, &snap)
+			return snap.Status == "completed"
+		})
+		return snap, ls
+	}
+	first, ls := job(`{"steps":1,"interval_ms":0}`)
+	old := ls[1].SessionID
+	s.expire()
+	second, ls := job(`{"steps":1,"interval_ms":0}`)
+	var trail []string
+	for _, l := range ls {
+		if l.Type == "status" {
+			trail = append(trail, l.Status)
+		}
+	}
+	if got := strings.Join(trail, " "); got != "reconnecting connecting connected" {
+		t.Fatalf("status lines after the expiry: %s", got)
+	}
+	if ls[2].SessionID == old || !ls[2].NewSession {
+		t.Fatalf("connected %+v, want a new session", ls[2])
+	}
+	if second.ConversationID != first.ConversationID || second.Turn != 2 {
+		t.Fatalf("job after the expiry: %+v, want turn 2 of %s", second, first.ConversationID)
+	}
+}
+
+// TestCallDisconnect covers CLI-CLEAR-ON-DISCONNECT from the command line:
+// --disconnect ends the session on the server and clears it; the next run
+// starts afresh.
+func TestCallDisconnect(t *testing.T) {
+	s := newRefServer(t, server.Config{})
+	dir := t.TempDir()
+	if _, code, stderr := callRun(t, "--url", s.url, "--state-dir", dir, "echo", `{"text":"hi"}`); code != 0 {
+		t.Fatalf("echo: exit %d %s", code, stderr)
+	}
+	ls, code, stderr := callRun(t, "--state-dir", dir, "--disconnect")
+	if code != 0 || len(ls) != 1 || ls[0].Status != "disconnected" {
+		t.Fatalf("--disconnect: exit %d %+v %s", code, ls, stderr)
+	}
+	if n := s.srv.SessionCount(); n != 0 {
+		t.Fatalf("%d sessions left on the server", n)
+	}
+	ls, code, _ = callRun(t, "--state-dir", dir)
+	if code != 0 || ls[0].Status != "connecting" {
+		t.Fatalf("after --disconnect: exit %d, first line %+v; want a fresh start", code, ls[0])
+	}
+}
+
+// TestCallFailures: failures exit 1 with a message on stderr and an error
+// line on stdout; a tool error result is printed, then exits 1.
+func TestCallFailures(t *testing.T) {
+	s := newRefServer(t, server.Config{})
+	for _, tc := range []struct {
+		args       []string
+		want       string
+		lastIsType string
+	}{
+		{[]string{"no_such_tool"}, "no_such_tool", "error"},
+		{[]string{"long_operation", `{"steps":0,"interval_ms":0}`}, "returned an error result", "error"},
+		{[]string{"--resume"}, "no call in flight", "error"},
+	} {
+		ls, code, stderr := callRun(t, append([]string{"--url", s.url, "--state-dir", t.TempDir()}, tc.args...)...)
+		if code != exitFail || !strings.Contains(stderr, tc.want) || ls[len(ls)-1].Type != tc.lastIsType {
+			t.Errorf("%v: exit %d, stderr %q, lines %+v", tc.args, code, stderr, ls)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, code, stderr := callRun(t, "--url", s.url, "--state-dir", dir); code != exitFail || !strings.Contains(stderr, "corrupt") {
+		t.Errorf("corrupt state: exit %d, stderr %q", code, stderr)
 	}
 }

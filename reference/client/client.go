@@ -52,7 +52,9 @@ type Client struct {
 	tok         string
 	recon       *reconnectOp
 	getCancel   context.CancelFunc // the standalone GET runner's
-	getOpen     bool               // a standalone GET stream is connected
+	getRunning  bool               // a standalone GET runner is at work
+	getOpen     bool               // its stream is connected
+	getChanged  chan struct{}      // closed when getRunning or getOpen change
 	pendingHint *ResumeHint
 	watch       map[string]bool // resume token fields to remember
 
@@ -93,15 +95,16 @@ func New(opts Options) (*Client, error) {
 		tok = st.get(KeyBearerToken)
 	}
 	c := &Client{
-		opts:     opts,
-		st:       st,
-		url:      url,
-		log:      opts.Logger,
-		clk:      opts.Clock,
-		idPrefix: rand.Text()[:8],
-		tok:      tok,
-		status:   Disconnected,
-		watch:    map[string]bool{},
+		opts:       opts,
+		st:         st,
+		url:        url,
+		log:        opts.Logger,
+		clk:        opts.Clock,
+		idPrefix:   rand.Text()[:8],
+		tok:        tok,
+		status:     Disconnected,
+		watch:      map[string]bool{},
+		getChanged: make(chan struct{}),
 	}
 	for _, f := range opts.ResumeTokenFields {
 		c.watch[f] = true
@@ -187,18 +190,22 @@ func (c *Client) backoff(d time.Duration) time.Duration {
 // Close lets go of the session without ending it, as a closed page does:
 // streams stop, the stored state stays, and a later client rejoins.
 func (c *Client) Close() error {
-	c.shutdown("closed")
+	c.shutdown("closed", "")
 	return nil
 }
 
-func (c *Client) shutdown(reason string) {
+// shutdown stops everything and reports sid (default: the current session)
+// disconnected.
+func (c *Client) shutdown(reason, sid string) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return
 	}
 	c.closed = true
-	sid := c.sess.id
+	if sid == "" {
+		sid = c.sess.id
+	}
 	c.mu.Unlock()
 	c.stop(ErrClosed)
 	c.wg.Wait()

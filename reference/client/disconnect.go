@@ -43,10 +43,10 @@ func (c *Client) Disconnect(ctx context.Context, opts DisconnectOptions) error {
 	}
 	keys := append([]string{KeyLastResult, KeyLogs, KeyResumeHint}, sessionKeys...)
 	if err := c.st.removeAll(keys); err != nil {
-		c.shutdown("disconnected")
+		c.shutdown("disconnected", sess.id)
 		return persistErr("disconnect", err)
 	}
-	c.shutdown("disconnected by the user")
+	c.shutdown("disconnected by the user", sess.id)
 	return delErr
 }
 

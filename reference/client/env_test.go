@@ -88,13 +88,20 @@ func (e *env) options(st storage.Storage, rec *recorder) client.Options {
 		MaxReconnectDelay: 50 * time.Millisecond,
 		Settle:            20 * time.Millisecond,
 	}
-	if os.Getenv("MCP_CONFORM_CLIENT_DEBUG") != "" {
-		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	o.Logger = testLogger()
 	if rec != nil {
 		o.OnStatus, o.OnNotification = rec.status, rec.notify
 	}
 	return o
+}
+
+// testLogger logs the client's debug lines to stderr when
+// MCP_CONFORM_CLIENT_DEBUG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("MCP_CONFORM_CLIENT_DEBUG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // newClient builds and connects a client, closed at cleanup.

@@ -12,6 +12,9 @@ import (
 // reports one "reconnected".
 type reconnectOp struct {
 	done chan struct{}
+	// hint takes a server-named session id that arrives while the op still
+	// waits to initialize: adopting it is quicker.
+	hint chan string
 	sess session
 	err  error
 }
@@ -22,6 +25,10 @@ type reconnectOp struct {
 // caller's cancel ends its wait at once (CLI-CANCEL-WAIT); the replacement
 // itself carries on for the client's other users.
 func (c *Client) replace(ctx context.Context, failed session, g *SessionGoneError) (session, error) {
+	adopt, reason := "", "session expired"
+	if g != nil {
+		adopt, reason = g.NewSessionID, g.Error()
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -35,20 +42,20 @@ func (c *Client) replace(ctx context.Context, failed session, g *SessionGoneErro
 	}
 	op := c.recon
 	if op == nil {
-		op = &reconnectOp{done: make(chan struct{})}
+		op = &reconnectOp{done: make(chan struct{}), hint: make(chan string, 1)}
 		c.recon = op
-		adopt := ""
-		reason := "session expired"
-		if g != nil {
-			adopt = g.NewSessionID
-			reason = g.Error()
-		}
 		c.mu.Unlock()
 		if !c.goTracked(func() { c.runReconnect(op, failed, adopt, reason) }) {
 			return session{}, ErrClosed
 		}
 	} else {
 		c.mu.Unlock()
+		if adopt != "" {
+			select {
+			case op.hint <- adopt:
+			default:
+			}
+		}
 	}
 	select {
 	case <-op.done:
@@ -62,7 +69,7 @@ func (c *Client) runReconnect(op *reconnectOp, failed session, adopt, reason str
 	defer close(op.done)
 	c.stopStandalone()
 	c.emit(StatusEvent{Status: Reconnecting, SessionID: failed.id, Reason: reason})
-	sess, err := c.newSession(failed, adopt)
+	sess, adopted, err := c.newSession(op, failed, adopt)
 	if err == nil {
 		sess, err = c.install(sess, true)
 	}
@@ -78,22 +85,33 @@ func (c *Client) runReconnect(op *reconnectOp, failed session, adopt, reason str
 	}
 	op.sess = sess
 	how := "new session"
-	if adopt != "" {
+	if adopted {
 		how = "adopted the server's new session"
 	}
 	c.emit(StatusEvent{Status: Connected, SessionID: sess.id, ProtocolVersion: sess.version, Reconnected: true, NewSession: true, Reason: how})
 	c.startStandalone(sess, nil)
 }
 
-func (c *Client) newSession(failed session, adopt string) (session, error) {
+// newSession adopts a server-named session at once, or initializes one
+// after ReconnectWait unless a server-named one turns up meanwhile.
+func (c *Client) newSession(op *reconnectOp, failed session, adopt string) (session, bool, error) {
+	if adopt == "" && c.opts.ReconnectWait > 0 {
+		t := c.clk.NewTimer(c.opts.ReconnectWait)
+		select {
+		case <-t.C():
+		case adopt = <-op.hint:
+			t.Stop()
+		case <-c.life.Done():
+			t.Stop()
+			return session{}, false, ErrClosed
+		}
+	}
 	if adopt != "" {
 		// Initialized by the server with the protocol version we sent.
-		return session{id: adopt, version: failed.version}, nil
+		return session{id: adopt, version: failed.version}, true, nil
 	}
-	if w := c.opts.ReconnectWait; w > 0 && !c.sleep(c.life, w) {
-		return session{}, ErrClosed
-	}
-	return c.initialize(c.life, session{})
+	sess, err := c.initialize(c.life, session{})
+	return sess, false, err
 }
 
 // noteHint keeps a resume hint until a call of its method uses it.

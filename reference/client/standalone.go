@@ -35,9 +35,12 @@ func (c *Client) stopStandalone() {
 	}
 }
 
-func (c *Client) setGetOpen(open bool) {
+// setGet records the runner's state and wakes settle.
+func (c *Client) setGet(running, open bool) {
 	c.mu.Lock()
-	c.getOpen = open
+	c.getRunning, c.getOpen = running, open
+	close(c.getChanged)
+	c.getChanged = make(chan struct{})
 	c.mu.Unlock()
 }
 
@@ -46,6 +49,8 @@ func (c *Client) setGetOpen(open bool) {
 // comes) and resumes after the last event handled. A 404 means the session
 // is gone: the client replaces it, which starts a new runner.
 func (c *Client) runStandalone(ctx context.Context, sess session, a *answer) {
+	c.setGet(true, false)
+	defer c.setGet(false, false)
 	delay := c.opts.ReconnectDelay
 	src := source{stream: "standalone", position: func(id string) error {
 		c.mu.Lock()
@@ -73,9 +78,9 @@ func (c *Client) runStandalone(ctx context.Context, sess session, a *answer) {
 			}
 		}
 		if a.events != nil {
-			c.setGetOpen(true)
+			c.setGet(true, true)
 			res := c.consume(ctx, sess, a, src)
-			c.setGetOpen(false)
+			c.setGet(true, false)
 			a.close()
 			a = nil
 			wait := delay

@@ -231,12 +231,31 @@ func (c *Client) follow(ctx context.Context, sess session, a *answer, p *pending
 
 // settle gives notifications the server sent on the GET stream just before
 // a resumed call's response (on another connection) the time to arrive
-// first, so that the result is handed over last.
+// first, so that the result is handed over last: it waits for the GET
+// stream to be open (it may be reconnecting after the same cut), then Settle.
 func (c *Client) settle(ctx context.Context) {
-	c.mu.Lock()
-	open := c.getOpen
-	c.mu.Unlock()
-	if open && c.opts.Settle > 0 {
-		c.sleep(ctx, c.opts.Settle)
+	if c.opts.Settle <= 0 {
+		return
+	}
+	limit := c.clk.NewTimer(c.opts.MaxReconnectDelay + c.opts.Settle)
+	defer limit.Stop()
+	for {
+		c.mu.Lock()
+		running, open, changed := c.getRunning, c.getOpen, c.getChanged
+		c.mu.Unlock()
+		switch {
+		case !running:
+			return
+		case open:
+			c.sleep(ctx, c.opts.Settle)
+			return
+		}
+		select {
+		case <-changed:
+		case <-limit.C():
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
