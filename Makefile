@@ -34,3 +34,12 @@ flake:
 
 clean:
 	rm -rf bin
+
+# Third-party baselines: the harness against the TypeScript SDK's example
+# server (installed with npm into ~/.cache/mcp-conform) and a plain Go SDK
+# server, each with its expected failures (fixtures/thirdparty/).
+.PHONY: conform-thirdparty
+conform-thirdparty: build
+	fixtures/thirdparty/ts-sdk/install.sh
+	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
+	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer fixtures/thirdparty/run.sh $(BIN)
