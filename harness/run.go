@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	tc := suites.TargetContext{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Progress: stdout}
+	tc := suites.TargetContext{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless}
 	if managed != nil {
 		tc.Restart = managed.Restart
 	}

@@ -2,7 +2,6 @@ package suites
 
 import (
 	"context"
-	"io"
 	"sync"
 	"time"
 
@@ -29,8 +28,6 @@ type TargetContext struct {
 	// target assigned no session id, or speaks only a sessionless revision);
 	// empty when they do.
 	Sessionless string
-	// Progress receives one line per finished check; nil for none.
-	Progress io.Writer
 	// Total is the number of checks selected, for progress lines.
 	Total int
 }

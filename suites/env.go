@@ -50,7 +50,7 @@ func check(id string, budget func(*target.Config) time.Duration, body func(ctx c
 	for _, o := range opts {
 		o(&ec)
 	}
-	return It(id+": "+ent.Summary, Label(ent.Labels()...), func(sctx SpecContext) {
+	return It(id+": "+ent.Summary, Label(ent.Labels()...), Offset(1), func(sctx SpecContext) {
 		e := setup(ent, ec)
 		d := DefaultCheckTimeout
 		if budget != nil {

@@ -35,7 +35,8 @@ type envelope struct {
 	} `json:"error"`
 }
 
-var _ = Describe("envelope", func() {
+// envelopeChecks registers the envelope checks.
+func envelopeChecks() {
 	check("ENVELOPE-404", nil, func(ctx context.Context, e *Env) {
 		e.expectEnvelope(ctx, rand.Text())
 	})
@@ -70,7 +71,7 @@ var _ = Describe("envelope", func() {
 		}
 		Fail("data.resume.method " + hint.Method + " is not a tool the server lists")
 	})
-})
+}
 
 // expectEnvelope sends tools/list with a session id the server does not know
 // and checks the answer is the 404 session-expired envelope.
@@ -94,7 +95,8 @@ func (e *Env) expectEnvelope(ctx context.Context, sid string) envelope {
 	return env
 }
 
-var _ = Describe("restart", func() {
+// restartChecks registers the restart checks.
+func restartChecks() {
 	check("RESTART-404", nil, func(ctx context.Context, e *Env) {
 		sid := e.connect(ctx, e.C)
 		e.Logf("!! F-RESTART: restarting the target")
@@ -115,4 +117,4 @@ var _ = Describe("restart", func() {
 		DeferCleanup(func(ctx SpecContext) { _, _ = e.C.Delete(ctx, fresh) })
 		e.expectWorks(ctx, e.C, fresh)
 	})
-})
+}

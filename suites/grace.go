@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/target"
@@ -23,7 +22,8 @@ func expiry(c *target.Config) time.Duration {
 
 func graceBudget(c *target.Config) time.Duration { return 2 * expiry(c) }
 
-var _ = Describe("grace", func() {
+// graceChecks registers the grace checks.
+func graceChecks() {
 	check("GRACE-IDLE-SURVIVES", graceBudget, func(ctx context.Context, e *Env) {
 		sid := e.connect(ctx, e.C)
 		t := e.Config.Timings
@@ -83,4 +83,4 @@ var _ = Describe("grace", func() {
 		pause(ctx, time.Until(start.Add(expiry(e.Config))))
 		e.expectWorks(ctx, e.C, sid)
 	})
-})
+}

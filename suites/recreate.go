@@ -4,13 +4,13 @@ import (
 	"context"
 	"net/http"
 
-	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
-var _ = Describe("recreate", func() {
+// recreateChecks registers the recreate checks.
+func recreateChecks() {
 	check("RECREATE-REINIT-200", nil, func(ctx context.Context, e *Env) {
 		sid := e.connect(ctx, e.C)
 		e.reinitialize(ctx, e.C, sid)
@@ -55,7 +55,7 @@ var _ = Describe("recreate", func() {
 		e.expectWorks(ctx, e.C, sid)
 		e.expectCall(ctx, e.C, sid)
 	})
-})
+}
 
 // reinitialize sends initialize with a live session id and expects a real
 // InitializeResult for the same id, then completes the handshake.

@@ -18,7 +18,8 @@ import (
 // replacedGETWait bounds how long the server may take to close a replaced GET.
 const replacedGETWait = 5 * time.Second
 
-var _ = Describe("stream resilience", func() {
+// streamResilienceChecks registers the stream resilience checks.
+func streamResilienceChecks() {
 	check("GET-STALE-REPLACED", nil, func(ctx context.Context, e *Env) {
 		sid := e.connect(ctx, e.C)
 		e.openGET(ctx, e.C, sid, "")
@@ -60,7 +61,7 @@ var _ = Describe("stream resilience", func() {
 		resumed := e.resume(ctx, sid, k.post.LastID())
 		e.awaitResponse(ctx, k, resumed)
 	})
-})
+}
 
 // orphan starts the notifying tool, cuts every connection after its first
 // notification (a page refresh) and opens a new standalone GET stream
@@ -74,7 +75,8 @@ func (e *Env) orphan(ctx context.Context) (string, *call, *collector) {
 	return sid, k, e.openGET(ctx, e.C, sid, "")
 }
 
-var _ = Describe("replay", func() {
+// replayChecks registers the replay checks.
+func replayChecks() {
 	check("REPLAY-GAP", notifyBudget, func(ctx context.Context, e *Env) {
 		sid, k, get := e.orphan(ctx)
 		e.awaitNotes(ctx, k, get, 1)
@@ -133,7 +135,7 @@ var _ = Describe("replay", func() {
 		Expect(se.Status).To(BeNumerically("<", 500), "no 5xx for an evicted Last-Event-ID")
 		Expect(se.Body).NotTo(BeEmpty(), "the answer should say why the stream cannot be resumed")
 	})
-})
+}
 
 // evictAfter is how long an event certainly takes to be evicted.
 func evictAfter(c *target.Config) time.Duration {

@@ -17,7 +17,8 @@ import (
 // entropySessions is how many sessions SESS-ID-ENTROPY opens.
 const entropySessions = 16
 
-var _ = Describe("sessions", func() {
+// sessionChecks registers the sessions checks.
+func sessionChecks() {
 	check("SESS-ID-CHARS", nil, func(ctx context.Context, e *Env) {
 		sid := e.connect(ctx, e.C)
 		for i, r := range []byte(sid) {
@@ -97,7 +98,7 @@ var _ = Describe("sessions", func() {
 		}
 		Expect(resp.Status).To(Equal(http.StatusForbidden), "initialize with Origin %q", e.Config.Origins.Disallowed)
 	})
-})
+}
 
 // send sends one request with the client's headers and reads the answer.
 func (e *Env) send(ctx context.Context, c *wire.Client, method, sid string, body any) *wire.Response {

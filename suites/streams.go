@@ -17,7 +17,8 @@ import (
 // close a replaced GET stream.
 const secondGETWait = 3 * minQuiet * 3
 
-var _ = Describe("streams", func() {
+// streamChecks registers the streams checks.
+func streamChecks() {
 	check("GET-SSE-OR-405", nil, func(ctx context.Context, e *Env) {
 		sid := e.connect(ctx, e.C)
 		req, err := e.C.NewHTTPRequest(ctx, http.MethodGet, sid, nil)
@@ -158,7 +159,7 @@ var _ = Describe("streams", func() {
 		_, err := wire.ResultText(m.Result)
 		Expect(err).NotTo(HaveOccurred(), "the call's result after its stream was dropped")
 	}, withReset())
-})
+}
 
 // responses returns the JSON-RPC responses among msgs.
 func responses(msgs []wire.Message) []wire.Message {
