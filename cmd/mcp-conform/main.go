@@ -32,6 +32,7 @@ type command struct {
 
 var commands = []command{
 	{"server", "check an MCP server against the behaviour catalogue", runServer},
+	{"client", "grade an MCP client under session refreshes, expiry and restarts", runClient},
 	{"list", "print the behaviour catalogue", runList},
 	{"serve", "run the reference MCP server", runServe},
 	{"call", "call a tool with the reference client, rejoining the session stored in a state directory", runCall},

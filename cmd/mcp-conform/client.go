@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mcp-conform/mcp-conform/harness"
+)
+
+const clientUsage = `usage: mcp-conform client [--command CMD] [--scenario ID]... [--junit FILE] [--json FILE]
+                          [--expected-failures FILE] [-v]
+       mcp-conform client reference [--broken NAME] URL
+
+Grades an MCP client under session refreshes, expiry and server restarts.
+For each client check ('mcp-conform list', CLI-*) the harness runs a
+scripted, fault-injecting reference server and starts the client one or
+more times as /bin/sh -c 'CMD URL', telling it what to do through
+MCP_CONFORM_* environment variables (the client contract, see README).
+Without --command it grades the reference client.
+
+'mcp-conform client reference URL' is the reference client speaking the
+contract (the same code as 'mcp-conform call'); --broken runs one of its
+deliberately broken variants (fixtures/clients).
+
+Exit status: 0 all checks passed, 1 a check failed (or a baseline entry
+passed), 2 usage or setup error.
+
+flags:`
+
+func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "reference" {
+		return runClientReference(ctx, args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o harness.ClientOptions
+	fs.StringVar(&o.Command, "command", "", "command that starts the client under test; the server URL is appended (default: the reference client)")
+	var scenarios stringList
+	fs.Var(&scenarios, "scenario", "run only this client check (repeatable, or comma-separated), e.g. CLI-RESUME")
+	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to this file")
+	fs.StringVar(&o.JSON, "json", "", "write a JSON report to this file")
+	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
+	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
+	fs.BoolVar(&o.Verbose, "v", false, "verbose: also print Ginkgo's own output to stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, clientUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	}
+	for _, s := range scenarios {
+		for _, id := range strings.Split(s, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				o.Scenarios = append(o.Scenarios, id)
+			}
+		}
+	}
+	if o.Command == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding the reference client: %w", err)
+		}
+		o.Command = shellQuote(exe) + " client reference"
+	}
+	if *expected != "" {
+		ef, err := harness.LoadExpectedFailures(*expected)
+		if err != nil {
+			return usageError{err}
+		}
+		o.ExpectedFailures = ef
+	}
+	run, err := harness.RunClient(ctx, o, stdout, stderr)
+	if se := new(harness.SetupError); errors.As(err, &se) {
+		return usageError{se}
+	}
+	if err != nil {
+		return err
+	}
+	if !run.Passed {
+		return fmt.Errorf("%d required checks failed", run.Counts["fail"]+run.Counts["stale"])
+	}
+	return nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/fixtures/clients"
+	"github.com/mcp-conform/mcp-conform/reference/client"
+	"github.com/mcp-conform/mcp-conform/reference/client/storage"
+)
+
+// runClientReference is the reference client as a client under test: it
+// reads the contract's environment and runs `mcp-conform call` for it
+// (call, list, resume, disconnect); show prints the state directory's
+// contents. --broken wraps call in one of the broken variants.
+func runClientReference(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("client reference", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	broken := fs.String("broken", "", "run a deliberately broken variant (fixtures/clients)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: mcp-conform client reference [--broken NAME] URL\n\nThe reference client under the client contract (MCP_CONFORM_* variables).\n\nvariants:")
+		for _, f := range clients.All() {
+			fmt.Fprintf(stderr, "  %-28s %s (breaks %v)\n", f.Name, f.About, f.Breaks)
+		}
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() != 1 {
+		return usageError{errors.New("want exactly one argument, the server URL")}
+	}
+	r, err := contract.FromEnv(fs.Arg(0))
+	if err != nil {
+		return usageError{err}
+	}
+	var fx clients.Fixture
+	if *broken != "" {
+		if fx, err = clients.Lookup(*broken); err != nil {
+			return usageError{err}
+		}
+	}
+	do := func() error {
+		if r.Action == contract.ActionShow {
+			return showStored(r, stdout)
+		}
+		return runCall(ctx, callArgs(r, fx.Flags), stdout, stderr)
+	}
+	if fx.Transport != nil {
+		http.DefaultTransport = fx.Transport(http.DefaultTransport)
+	}
+	if fx.Output != nil {
+		stdout = fx.Output(stdout)
+	}
+	if fx.IgnoreCancel {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if fx.Around != nil {
+		return fx.Around(r, do)
+	}
+	return do()
+}
+
+// callArgs is the `mcp-conform call` command line of a run, with extra
+// flags; the tool comes last.
+func callArgs(r contract.Run, extra []string) []string {
+	args := append([]string{"--state-dir", r.StateDir, "--url", r.URL, "-v"}, extra...)
+	if r.BearerToken != "" {
+		args = append(args, "--bearer-token", r.BearerToken)
+	}
+	switch r.Action {
+	case contract.ActionResume:
+		args = append(args, "--resume")
+	case contract.ActionDisconnect:
+		args = append(args, "--disconnect")
+	}
+	if r.Action == contract.ActionCall {
+		args = append(args, "--", r.Tool)
+		if len(r.Arguments) > 0 {
+			args = append(args, string(r.Arguments))
+		}
+	}
+	return args
+}
+
+// storedLine is the contract's answer to show.
+type storedLine struct {
+	Type        string            `json:"type"`
+	ServerURL   string            `json:"server_url,omitempty"`
+	SessionID   string            `json:"session_id,omitempty"`
+	LastEventID string            `json:"last_event_id,omitempty"`
+	LastResult  json.RawMessage   `json:"last_result,omitempty"`
+	Logs        []json.RawMessage `json:"logs,omitempty"`
+}
+
+// showStored prints what the reference client keeps in its state
+// directory, without contacting the server.
+func showStored(r contract.Run, stdout io.Writer) error {
+	st, err := storage.Open(r.StateDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	get := func(k string) string { v, _ := st.Get(k); return v }
+	out := storedLine{Type: contract.LineStored, ServerURL: get(client.KeyServerURL), SessionID: get(client.KeySessionID), LastEventID: get(client.KeyLastEventID)}
+	// The newest call in flight is where a resume would start.
+	var inflight map[string]client.InFlightCall
+	json.Unmarshal([]byte(get(client.KeyInFlight)), &inflight)
+	var newest client.InFlightCall
+	for _, c := range inflight {
+		if c.LastEventID != "" && c.Started.After(newest.Started) {
+			newest = c
+		}
+	}
+	if newest.LastEventID != "" {
+		out.LastEventID = newest.LastEventID
+	}
+	var last client.LastResult
+	if json.Unmarshal([]byte(get(client.KeyLastResult)), &last) == nil {
+		out.LastResult = last.Result
+	}
+	var logs []client.LogEntry
+	json.Unmarshal([]byte(get(client.KeyLogs)), &logs)
+	for _, l := range logs {
+		out.Logs = append(out.Logs, l.Params)
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", data)
+	return err
+}
