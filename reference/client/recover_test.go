@@ -70,7 +70,7 @@ func TestEnvelope(t *testing.T) {
 		t.Fatalf("conversation state %q, want the job's resume token", got)
 	}
 	old := c.SessionID()
-	dropSession(t, e.url, old)
+	e.drop(old)
 
 	second := runJob(t, c, map[string]any{"steps": 1, "interval_ms": 0})
 	if second.ConversationID != first.ConversationID || second.Turn != 2 {
@@ -100,7 +100,7 @@ func TestPlain404(t *testing.T) {
 	e := newEnv(t, server.Config{ExpiredResponse: server.ExpiredPlain, SSERetry: time.Hour})
 	rec := &recorder{}
 	c := e.newClient(e.options(nil, rec))
-	dropSession(t, e.url, c.SessionID())
+	e.drop(c.SessionID())
 	tools, err := c.ListTools(ctx(t))
 	if err != nil || len(tools) != 5 {
 		t.Fatalf("tools/list after a 404: %v %v", tools, err)
@@ -126,7 +126,7 @@ func TestRestartHint(t *testing.T) {
 	o.ReconnectWait = time.Hour // a fresh initialize would have to wait; adopting does not
 	c := e.newClient(o)
 	old := c.SessionID()
-	dropSession(t, e.url, old)
+	e.drop(old)
 	r, err := c.CallTool(ctx(t), "echo", map[string]any{"text": "after restart"})
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestStatus(t *testing.T) {
 	e := newEnv(t, server.Config{SSERetry: time.Hour})
 	rec := &recorder{}
 	c := e.newClient(e.options(nil, rec))
-	dropSession(t, e.url, c.SessionID())
+	e.drop(c.SessionID())
 	if _, err := c.CallTool(ctx(t), "echo", map[string]any{"text": "x"}); err != nil {
 		t.Fatal(err)
 	}

@@ -256,8 +256,12 @@ func TestResumeCallLost(t *testing.T) {
 	st := storage.NewMemory()
 	rec := &recorder{}
 	a := e.newClient(e.options(st, rec))
-	go a.CallTool(ctx(t), "long_operation", map[string]any{"steps": 3, "interval_ms": 1000})
-	e.step()
+	// Steps a minute apart: no step runs while expire moves the clock (the
+	// event store reads the fake clock under its lock, which a grace
+	// expiry, run under the clock's lock, needs).
+	go a.CallTool(ctx(t), "long_operation", map[string]any{"steps": 3, "interval_ms": 60000})
+	eventually(t, "a step timer", e.clock.HasWaiters)
+	e.clock.Step(time.Minute)
 	eventually(t, "step 1", func() bool { return rec.count() == 2 })
 	a.Close()
 	e.expire()

@@ -175,7 +175,7 @@ func TestCancelWait(t *testing.T) {
 	o.Clock = fc
 	o.ReconnectWait = time.Hour
 	c := e.newClient(o)
-	dropSession(t, e.url, c.SessionID())
+	e.drop(c.SessionID())
 
 	callCtx, cancel := context.WithCancel(ctx(t))
 	errc := make(chan error, 1)
@@ -183,7 +183,9 @@ func TestCancelWait(t *testing.T) {
 		_, err := c.CallTool(callCtx, "echo", map[string]any{"text": "x"})
 		errc <- err
 	}()
-	eventually(t, "the reconnect wait", func() bool { return c.Status() == client.Reconnecting && fc.HasWaiters() })
+	eventually(t, "the 404 and the reconnect wait", func() bool {
+		return e.reqs.count(func(r seenRequest) bool { return r.RPC == "tools/call echo" }) == 1 && c.Status() == client.Reconnecting && fc.HasWaiters()
+	})
 	cancel()
 	select {
 	case err := <-errc:
@@ -217,11 +219,14 @@ func connectTo(t *testing.T, o client.Options) *client.Client {
 	return c
 }
 
-// dropSession ends a session from outside the client, as an expiry does.
-func dropSession(t *testing.T, url, sid string) {
-	t.Helper()
-	resp, err := wire.New(url).Delete(ctx(t), sid)
+// drop ends session sid from outside the client, as an expiry does, once
+// the client's GET stream is open: the server then closes it with a retry
+// field, and the client's next request is the one that meets the 404.
+func (e *env) drop(sid string) {
+	e.t.Helper()
+	eventually(e.t, "the GET stream", func() bool { return e.srv.InFlight() == 1 })
+	resp, err := wire.New(e.url).Delete(ctx(e.t), sid)
 	if err != nil || resp.Status != http.StatusNoContent {
-		t.Fatalf("DELETE %s: %v %v", sid, resp, err)
+		e.t.Fatalf("DELETE %s: %v %v", sid, resp, err)
 	}
 }
