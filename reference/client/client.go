@@ -44,6 +44,8 @@ type Client struct {
 	stop context.CancelCauseFunc
 	wg   sync.WaitGroup
 
+	connectMu sync.Mutex // one Connect at a time
+
 	mu          sync.Mutex
 	sess        session
 	gen         uint64

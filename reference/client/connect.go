@@ -19,6 +19,8 @@ var errCannotRejoin = errors.New("cannot rejoin the stored session")
 // stored session is gone or unusable, starts a new one (CLI-FALLBACK). Then
 // it opens the standalone GET stream.
 func (c *Client) Connect(ctx context.Context) error {
+	c.connectMu.Lock()
+	defer c.connectMu.Unlock()
 	ctx, cancel := c.bind(ctx)
 	defer cancel()
 	if _, err := c.current(); err == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -177,11 +178,15 @@ func (c *Client) endCall(sess session, p *pending, err error) {
 	}
 }
 
+// cancelTimeout bounds the cancelled notification; Close waits for it.
+const cancelTimeout = 5 * time.Second
+
 // cancelOnServer tells the server the user cancelled the request: a dropped
-// connection alone is not a cancel.
+// connection alone is not a cancel. It outlives Close (by cancelTimeout at
+// most), which is what a cancelled command line tool does next.
 func (c *Client) cancelOnServer(sess session, id string) {
 	c.goTracked(func() {
-		ctx, cancel := context.WithTimeout(c.life, c.opts.MaxReconnectDelay)
+		ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
 		defer cancel()
 		a, err := c.send(ctx, http.MethodPost, sess, notification("notifications/cancelled", map[string]any{"requestId": id, "reason": "cancelled by the user"}), "")
 		if err == nil {
