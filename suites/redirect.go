@@ -70,7 +70,7 @@ func (e *Env) orphan(ctx context.Context) (string, *call, *collector) {
 	sid := e.connect(ctx, e.C)
 	e.openGET(ctx, e.C, sid, "")
 	k := e.startNotifying(ctx, e.C, sid, "orphan")
-	e.awaitNotes(ctx, k, k.post, 1)
+	e.awaitPostNotes(ctx, k, 1)
 	e.Refresh()
 	return sid, k, e.openGET(ctx, e.C, sid, "")
 }

@@ -3,15 +3,20 @@ package suites
 import (
 	"context"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
+
+// primingWait bounds how long a new stream may take to send its priming event.
+const primingWait = 2 * time.Second
 
 // secondGETWait bounds how long SSE-RETRY-FIELD waits for the server to
 // close a replaced GET stream.
@@ -81,8 +86,8 @@ func streamChecks() {
 		sid := e.connect(ctx, e.C)
 		a := e.startNotifying(ctx, e.C, sid, "replay-a")
 		b := e.startNotifying(ctx, e.C, sid, "replay-b")
-		e.awaitNotes(ctx, a, a.post, 2)
-		e.awaitNotes(ctx, b, b.post, 2)
+		e.awaitPostNotes(ctx, a, 2)
+		e.awaitPostNotes(ctx, b, 2)
 		e.needIDs(a.post)
 		e.Refresh()
 		resumed := e.resume(ctx, sid, a.post.LastID())
@@ -97,13 +102,18 @@ func streamChecks() {
 
 	check("EVT-REPLAY-POST", notifyBudget, func(ctx context.Context, e *Env) {
 		sid := e.connect(ctx, e.C)
-		get := e.openGET(ctx, e.C, sid, "")
-		// The POST stream is cut after its priming event and two notifications.
+		// The call's POST stream is the only stream open, so it is the one cut:
+		// after its priming event and two more.
 		e.CutAfter(3)
 		k := e.startNotifying(ctx, e.C, sid, "replay-post")
-		eventually(ctx, k.post.Ended).Should(BeTrue(), "the POST stream cut after 3 events")
+		eventually(ctx, func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() }).
+			Should(BeTrue(), "the POST stream cut after 3 events, or its response")
+		if _, done := k.response(k.post.Messages()); done {
+			Skip("the call's POST stream carried its response within 3 events, so it could not be cut before it: " + notesElsewhere)
+		}
 		e.needIDs(k.post)
 		resumed := e.resume(ctx, sid, k.post.LastID())
+		get := e.openGET(ctx, e.C, sid, "")
 		e.awaitResponse(ctx, k, resumed)
 		pause(ctx, quiet(e.Config))
 		// Missed notifications come on the resumed stream, or on the standalone
@@ -122,7 +132,8 @@ func streamChecks() {
 		Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
 			"the POST stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
 		get := e.openGET(ctx, e.C, sid, "")
-		eventually(ctx, func() int { return len(get.Events()) }).Should(BeNumerically(">", 0), "a priming event on the standalone GET stream")
+		Expect(waitUntil(ctx, primingWait, func() bool { return len(get.Events()) > 0 })).To(BeTrue(),
+			"no event on the standalone GET stream within %v: a priming event should come at once", primingWait)
 		first = get.Events()[0]
 		Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
 			"the GET stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
@@ -150,7 +161,7 @@ func streamChecks() {
 	check("DISCONNECT-NOT-CANCEL", notifyBudget, func(ctx context.Context, e *Env) {
 		sid := e.connect(ctx, e.C)
 		k := e.startNotifying(ctx, e.C, sid, "not-cancel")
-		e.awaitNotes(ctx, k, k.post, 1)
+		e.awaitPostNotes(ctx, k, 1)
 		e.needIDs(k.post)
 		e.Reset()
 		resumed := e.resume(ctx, sid, k.post.LastID())
@@ -187,6 +198,22 @@ func (e *Env) awaitResponse(ctx context.Context, k *call, c *collector) wire.Mes
 func (e *Env) awaitNotes(ctx context.Context, k *call, c *collector, n int) {
 	eventually(ctx, func() int { return len(e.notes(c.Messages(), k)) }).
 		Should(BeNumerically(">=", n), "%d notifications of %s on %s", n, k.token, c.name)
+}
+
+// notesElsewhere explains why a check that cuts a call mid-stream cannot run.
+const notesElsewhere = "the target does not send the notifying tool's notifications on the call's POST stream (for example, logging not related to the request goes to the standalone stream)"
+
+// awaitPostNotes waits until n of the call's notifications arrived on its
+// POST stream. A call that answers first sends them elsewhere: a check that
+// needs to cut the call between notifications cannot run, and is skipped.
+func (e *Env) awaitPostNotes(ctx context.Context, k *call, n int) {
+	eventually(ctx, func() bool {
+		_, done := k.response(k.post.Messages())
+		return done || len(e.notes(k.post.Messages(), k)) >= n
+	}).Should(BeTrue(), "%d notifications of %s, or its response, on its POST stream", n, k.token)
+	if got := len(e.notes(k.post.Messages(), k)); got < n {
+		Skip(fmt.Sprintf("the call answered with %d of its notifications on its POST stream: %s", got, notesElsewhere))
+	}
 }
 
 // needIDs skips a resumption check when the stream carries no event ids.
