@@ -54,8 +54,8 @@ type Client struct {
 	tok         string
 	recon       *reconnectOp
 	getCancel   context.CancelFunc // the standalone GET runner's
-	getRunning  bool               // a standalone GET runner is at work
-	getOpen     bool               // its stream is connected
+	getRunning  int                // standalone GET runners at work (an old one may be ending)
+	getOpen     int                // of which with a connected stream
 	getChanged  chan struct{}      // closed when getRunning or getOpen change
 	pendingHint *ResumeHint
 	watch       map[string]bool // resume token fields to remember

@@ -112,7 +112,7 @@ func (c *Client) attempt(ctx context.Context, sess session, op *operation) (*mes
 	} else {
 		p.id = c.newID()
 		params := op.params
-		if op.method == "tools/call" {
+		if op.tool != "" {
 			rec := InFlightCall{RequestID: p.id, Tool: op.tool, Arguments: op.args, ProgressToken: "p-" + p.id, SessionID: sess.id, Started: c.clk.Now()}
 			if err := c.st.putInFlight(rec); err != nil {
 				return nil, persistErr("call", err)
@@ -211,7 +211,8 @@ func (c *Client) goTracked(f func()) bool {
 }
 
 // Request sends any request and returns its result, with the recovery rules
-// of do (the retry-once rule only for the five operations it names).
+// of do (the retry-once rule only for the five operations it names). A
+// tools/call sent this way is not stored for ResumeCall: use CallTool.
 func (c *Client) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	resp, err := c.do(ctx, &operation{method: method, params: params})
 	if err != nil {

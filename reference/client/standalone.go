@@ -35,10 +35,11 @@ func (c *Client) stopStandalone() {
 	}
 }
 
-// setGet records the runner's state and wakes settle.
-func (c *Client) setGet(running, open bool) {
+// countGet adds to the runner counts and wakes settle.
+func (c *Client) countGet(running, open int) {
 	c.mu.Lock()
-	c.getRunning, c.getOpen = running, open
+	c.getRunning += running
+	c.getOpen += open
 	close(c.getChanged)
 	c.getChanged = make(chan struct{})
 	c.mu.Unlock()
@@ -49,8 +50,8 @@ func (c *Client) setGet(running, open bool) {
 // comes) and resumes after the last event handled. A 404 means the session
 // is gone: the client replaces it, which starts a new runner.
 func (c *Client) runStandalone(ctx context.Context, sess session, a *answer) {
-	c.setGet(true, false)
-	defer c.setGet(false, false)
+	c.countGet(1, 0)
+	defer c.countGet(-1, 0)
 	delay := c.opts.ReconnectDelay
 	src := source{stream: "standalone", position: func(id string) error {
 		c.mu.Lock()
@@ -78,9 +79,9 @@ func (c *Client) runStandalone(ctx context.Context, sess session, a *answer) {
 			}
 		}
 		if a.events != nil {
-			c.setGet(true, true)
+			c.countGet(0, 1)
 			res := c.consume(ctx, sess, a, src)
-			c.setGet(true, false)
+			c.countGet(0, -1)
 			a.close()
 			a = nil
 			wait := delay

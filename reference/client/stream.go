@@ -244,9 +244,9 @@ func (c *Client) settle(ctx context.Context) {
 		running, open, changed := c.getRunning, c.getOpen, c.getChanged
 		c.mu.Unlock()
 		switch {
-		case !running:
+		case running == 0:
 			return
-		case open:
+		case open > 0:
 			c.sleep(ctx, c.opts.Settle)
 			return
 		}
