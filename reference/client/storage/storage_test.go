@@ -16,11 +16,11 @@ import (
 	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 )
 
-// helperEnv makes the test binary act as a writer process for TestKillAnyMoment.
-const helperEnv = "MCP_CONFORM_STORAGE_WRITER"
+// writerEnv makes the test binary act as a writer process for TestKillAnyMoment.
+const writerEnv = "MCP_CONFORM_STORAGE_WRITER"
 
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(helperEnv); dir != "" {
+	if dir := os.Getenv(writerEnv); dir != "" {
 		writeForever(dir)
 		return
 	}
@@ -158,7 +158,7 @@ func TestKillAnyMoment(t *testing.T) {
 	dir := t.TempDir()
 	for round, after := range []int{1, 7, 40, 150} {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), helperEnv+"="+dir)
+		cmd.Env = append(os.Environ(), writerEnv+"="+dir)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
