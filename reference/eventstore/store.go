@@ -166,14 +166,16 @@ func (s *Store) Append(_ context.Context, sessionID, streamID string, data []byt
 	if len(data) > 0 {
 		d = bytes.Clone(data)
 	}
+	at := s.clk.Since(s.epoch) // not under s.mu: a fake clock runs timers under its own lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.appendLocked(s.openLocked(sessionID, streamID), d)
+	s.appendLocked(s.openLocked(sessionID, streamID), d, at)
 	return nil
 }
 
-// appendLocked adds d, which the store owns, to st and returns its index.
-func (s *Store) appendLocked(st *stream, d []byte) int {
+// appendLocked adds d, which the store owns, to st and returns its index;
+// at is the time since the epoch, read before s.mu was taken.
+func (s *Store) appendLocked(st *stream, d []byte, at time.Duration) int {
 	if s.maxBytes > 0 {
 		// Stop once no bytes are left, so an oversized event does not also
 		// flush every empty priming event.
@@ -182,7 +184,7 @@ func (s *Store) appendLocked(st *stream, d []byte) int {
 		}
 	}
 	st.events.push(d)
-	s.order.push(record{st: st, index: st.last(), at: s.clk.Since(s.epoch)})
+	s.order.push(record{st: st, index: st.last(), at: at})
 	s.events++
 	s.bytes += int64(len(d))
 	return st.last()
@@ -299,6 +301,7 @@ type Priming struct {
 // and the backlog starts at the oldest retained event. An unknown stream is
 // not created.
 func (s *Store) Prime(sessionID, streamID string, index int, skipEvicted bool) (Priming, error) {
+	at := s.clk.Since(s.epoch)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.sessions[sessionID][streamID]
@@ -324,7 +327,7 @@ func (s *Store) Prime(sessionID, streamID string, index int, skipEvicted bool) (
 			backlog = append(backlog, Event{Index: st.base + i, Data: d})
 		}
 	}
-	p := Priming{Index: s.appendLocked(st, nil), Backlog: backlog}
+	p := Priming{Index: s.appendLocked(st, nil, at), Backlog: backlog}
 	if len(backlog) > 0 {
 		if st.resumes == nil {
 			st.resumes = make(map[int]int, 1)

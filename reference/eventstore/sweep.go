@@ -14,9 +14,9 @@ func (s *Store) Sweep() {
 	if s.maxAge <= 0 {
 		return
 	}
+	now := s.clk.Since(s.epoch) // before s.mu, as in Append
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clk.Since(s.epoch)
 	for s.order.len() > 0 {
 		if r := s.order.front(); !r.st.dead && now-r.at <= s.maxAge {
 			return
