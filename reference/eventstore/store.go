@@ -184,6 +184,11 @@ func (s *Store) appendLocked(st *stream, d []byte, at time.Duration) int {
 		}
 	}
 	st.events.push(d)
+	// Appends that read the clock before a later one took the lock keep
+	// the records in time order, which Sweep relies on.
+	if n := s.order.len(); n > 0 {
+		at = max(at, s.order.at(n-1).at)
+	}
 	s.order.push(record{st: st, index: st.last(), at: at})
 	s.events++
 	s.bytes += int64(len(d))
