@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/fixtures/clients"
+	"github.com/mcp-conform/mcp-conform/internal/report"
+)
+
+// clientTimeout bounds one run of the client checks in a test.
+const clientTimeout = 3 * time.Minute
+
+// runClientSelf is runSelf for client runs, which start the client under
+// test many times: a race-enabled binary would otherwise sleep a second
+// at every exit (the race detector's atexit_sleep_ms).
+func runClientSelf(t *testing.T, d time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := self(t, ctx, args...)
+	cmd.Env = append(cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("mcp-conform %v: %v\n%s", args, err, errOut.String())
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("mcp-conform %v: no exit within %v\nstdout:\n%s\nstderr:\n%s", args, d, out.String(), errOut.String())
+	}
+	return out.String(), errOut.String(), code
+}
+
+// TestClientReference: every client check passes against the reference
+// client (the default --command), every client check runs, and both
+// reports are valid.
+func TestClientReference(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	js, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
+	out, errOut, code := runClientSelf(t, clientTimeout, "client", "--json", js, "--junit", junit)
+	if code != exitOK {
+		t.Fatalf("exit %d against the reference client\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	r := readRun(t, js)
+	var ids []string
+	for _, c := range r.Checks {
+		ids = append(ids, c.ID)
+		if c.Verdict != report.Pass {
+			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Message)
+		}
+	}
+	if want := catalogue.IDs(catalogue.Client); !slices.Equal(sorted(ids), want) {
+		t.Errorf("checks in report:\n%v\nwant every client ID:\n%v", sorted(ids), want)
+	}
+	if r.Mode != "client" || !r.Passed {
+		t.Errorf("mode=%q passed=%v", r.Mode, r.Passed)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"testsuite"`
+	}
+	data, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("JUnit report: %v", err)
+	}
+	if doc.Tests != len(ids) || doc.Failures != 0 || len(doc.Suites) != 1 || doc.Suites[0].Name != "mcp-conform client" {
+		t.Errorf("JUnit: %+v, want %d tests, no failure, suite mcp-conform client", doc, len(ids))
+	}
+}
+
+// clientWorkers is how many variant runs go at once.
+const clientWorkers = 6
+
+// TestClientCatchesFixtures: against each broken variant of the reference
+// client, exactly the checks it breaks fail and every other check passes.
+// The runs use a binary built without the race detector, a few at a time.
+func TestClientCatchesFixtures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the client checks against every broken client")
+	}
+	t.Parallel()
+	exe := plainCLI(t)
+	dir := t.TempDir()
+	type outcome struct {
+		out, errOut string
+		code        int
+		err         error
+	}
+	all := clients.All()
+	results := map[string]chan outcome{}
+	for _, f := range all {
+		results[f.Name] = make(chan outcome, 1)
+	}
+	jobs := make(chan clients.Fixture)
+	for range clientWorkers {
+		go func() {
+			for f := range jobs {
+				ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+				cmd := exec.CommandContext(ctx, exe, "client", "--json", filepath.Join(dir, f.Name+".json"),
+					"--command", fmt.Sprintf("%s client reference --broken %s", shellQuote(exe), f.Name))
+				var out, errOut bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errOut
+				cmd.WaitDelay = 10 * time.Second
+				err := cmd.Run()
+				var ee *exec.ExitError
+				o := outcome{out: out.String(), errOut: errOut.String()}
+				switch {
+				case ctx.Err() != nil:
+					o.err = fmt.Errorf("no exit within %v", clientTimeout)
+				case errors.As(err, &ee):
+					o.code = ee.ExitCode()
+				case err != nil:
+					o.err = err
+				}
+				cancel()
+				results[f.Name] <- o
+			}
+		}()
+	}
+	go func() {
+		for _, f := range all {
+			jobs <- f
+		}
+		close(jobs)
+	}()
+	for _, f := range all {
+		t.Run(f.Name, func(t *testing.T) {
+			o := <-results[f.Name]
+			if o.err != nil || o.code != exitFail {
+				t.Fatalf("exit %d (%v), want %d\nstdout:\n%s\nstderr:\n%s", o.code, o.err, exitFail, o.out, o.errOut)
+			}
+			for _, c := range readRun(t, filepath.Join(dir, f.Name+".json")).Checks {
+				broken := slices.Contains(f.Breaks, c.ID)
+				switch {
+				case broken && c.Verdict != report.Fail:
+					t.Errorf("%s is %s against %s (%s): the check does not catch it", c.ID, c.Verdict, f.Name, f.About)
+				case !broken && c.Verdict != report.Pass:
+					t.Errorf("%s is %s against %s, which does not break it: %s", c.ID, c.Verdict, f.Name, c.Message)
+				}
+			}
+		})
+	}
+}
+
+// plainCLI builds mcp-conform without the race detector, for runs that
+// start many client processes.
+func plainCLI(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "mcp-conform")
+	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// TestClientWrapper: the shell wrapper around `mcp-conform call` passes
+// what it can do and declines show, which is reported not applicable.
+func TestClientWrapper(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapper, err := filepath.Abs("../../fixtures/clients/call.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	out, errOut, code := runClientSelf(t, clientTimeout, "client", "--command", shellQuote(wrapper)+" "+shellQuote(exe),
+		"--scenario", "CLI-PERSIST,CLI-RESUME", "--scenario", "CLI-CLEAR-ON-DISCONNECT", "--json", js)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	got := map[string]report.Check{}
+	for _, c := range readRun(t, js).Checks {
+		got[c.ID] = c
+	}
+	for _, id := range []string{"CLI-PERSIST", "CLI-CLEAR-ON-DISCONNECT"} {
+		if c := got[id]; c.Verdict != report.Skip || !strings.HasPrefix(c.Message, "not applicable: ") {
+			t.Errorf("%s: %s %q, want a not-applicable skip", id, c.Verdict, c.Message)
+		}
+	}
+	if c := got["CLI-RESUME"]; c.Verdict != report.Pass {
+		t.Errorf("CLI-RESUME: %s (%s)", c.Verdict, c.Message)
+	}
+	if c := got["CLI-STATUS"]; c.Verdict != report.Skip || c.Message != report.NotSelected() {
+		t.Errorf("CLI-STATUS: %s %q, want not selected", c.Verdict, c.Message)
+	}
+}
+
+// TestClientBaseline: a listed failure is an expected failure (exit 0); a
+// listed check that passes is stale and fails the run.
+func TestClientBaseline(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	baseline := filepath.Join(dir, "expected.txt")
+	if err := os.WriteFile(baseline, []byte("# gives up on a plain 404\nCLI-404-REINIT\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broken := fmt.Sprintf("%s client reference --broken gives-up-on-404", shellQuote(exe))
+	js := filepath.Join(dir, "r.json")
+	out, errOut, code := runClientSelf(t, clientTimeout, "client", "--command", broken, "--scenario", "CLI-404-REINIT",
+		"--expected-failures", baseline, "--json", js)
+	if code != exitOK || verdictOf(t, js, "CLI-404-REINIT") != report.ExpectedFailure {
+		t.Fatalf("broken client with baseline: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	out, errOut, code = runClientSelf(t, clientTimeout, "client", "--scenario", "CLI-404-REINIT",
+		"--expected-failures", baseline, "--json", js)
+	if code != exitFail || verdictOf(t, js, "CLI-404-REINIT") != report.Stale {
+		t.Fatalf("reference client with baseline: exit %d, want %d (stale)\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
+	}
+}
+
+// TestClientUsage: bad flags and bad baselines exit 2 with one message.
+func TestClientUsage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	serverIDs := filepath.Join(dir, "server.txt")
+	if err := os.WriteFile(serverIDs, []byte("SESS-DELETE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "CLI-NOPE"}, "not client checks: CLI-NOPE"},
+		{[]string{"--scenario", "SESS-DELETE"}, "not client checks: SESS-DELETE"},
+		{[]string{"--expected-failures", serverIDs}, "not client checks: SESS-DELETE"},
+		{[]string{"--command", " "}, "--command is empty"},
+		{[]string{"--json", filepath.Join(dir, "missing", "r.json")}, "does not exist"},
+		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"reference"}, "want exactly one argument"},
+	} {
+		_, errOut, code := runClientSelf(t, time.Minute, append([]string{"client"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("client %v: exit %d, stderr %q; want %d and %q", tc.args, code, errOut, exitUsage, tc.want)
+		}
+	}
+}
+
+// verdictOf returns a check's verdict in a --json report.
+func verdictOf(t *testing.T, path, id string) report.Verdict {
+	t.Helper()
+	for _, c := range readRun(t, path).Checks {
+		if c.ID == id {
+			return c.Verdict
+		}
+	}
+	t.Fatalf("%s is not in the report", id)
+	return ""
+}
