@@ -12,7 +12,7 @@ build:
 
 # The test command CI runs: lint, then every package with the race detector.
 test: lint
-	$(GO) test -race -count=1 -timeout 5m ./...
+	$(GO) test -race -count=1 -timeout 10m ./...
 
 run:
 	$(GO) run ./cmd/mcp-conform $(ARGS)

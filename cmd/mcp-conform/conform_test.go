@@ -92,7 +92,7 @@ func TestServerReference(t *testing.T) {
 
 // fixtureWorkers is how many fixture runs go at once. A run mostly waits
 // on the profile's timings, so many more than GOMAXPROCS fit.
-const fixtureWorkers = 8
+const fixtureWorkers = 12
 
 // fixtureRun is the outcome of one suite run against a fixture.
 type fixtureRun struct {
