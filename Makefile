@@ -43,3 +43,4 @@ conform-thirdparty: build
 	fixtures/thirdparty/ts-sdk/install.sh
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer fixtures/thirdparty/run.sh $(BIN)
+	fixtures/thirdparty/clients/run.sh $(BIN)

@@ -199,6 +199,29 @@ func (e *ClientEnv) waitFor(ctx context.Context, what string, match func(exchang
 	return found
 }
 
+// waitForDuring waits until the server has seen a request that matches
+// while run cr is going; the run ending first fails the check.
+func (e *ClientEnv) waitForDuring(ctx context.Context, cr *clientRun, what string, match func(exchange) bool) exchange {
+	GinkgoHelper()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		for _, x := range e.rec.all() {
+			if match(x) {
+				return x
+			}
+		}
+		select {
+		case <-cr.done:
+			cr.declined()
+			Fail(fmt.Sprintf("run %d (%s) ended (%s) before the server saw %s", cr.n, cr.action, cr.exitText(), what))
+		case <-ctx.Done():
+			Fail(fmt.Sprintf("the server never saw %s", what))
+		case <-tick.C:
+		}
+	}
+}
+
 // createdIn reports the session ids that initialize requests without a
 // session id got in run n, in order.
 func (e *ClientEnv) createdIn(n int) []string {

@@ -188,7 +188,7 @@ var _ = clientSection("client expiry", func() {
 			return false
 		})
 		r := e.start(callRun("echo", map[string]any{"text": "never answered"}))
-		e.waitFor(ctx, "a new initialize after the 404 (the client waiting to reconnect)", func(x exchange) bool {
+		e.waitForDuring(ctx, r, "a new initialize after the 404 (the client waiting to reconnect)", func(x exchange) bool {
 			return strings.HasPrefix(x.Note, "held")
 		})
 		at := r.interrupt()
