@@ -180,7 +180,7 @@ func (cr *clientRun) snapshot() ([]outLine, bool, <-chan struct{}) {
 
 func (cr *clientRun) exitText() string {
 	if cr.signal != "" {
-		return "killed by " + cr.signal
+		return "ended by signal (" + cr.signal + ")"
 	}
 	return fmt.Sprintf("exit status %d", cr.code)
 }
