@@ -22,7 +22,7 @@ const retrySlack = 1500 * time.Millisecond
 
 var _ = clientSection("client streams", func() {
 	clientCheck("CLI-RESUME", serverOpts{}, 15*time.Second, func(ctx context.Context, e *ClientEnv) {
-		const n, interval = 6, 300 * time.Millisecond
+		const n, interval = 6, 400 * time.Millisecond
 		a := e.start(callRun("long_operation", map[string]any{"steps": n, "interval_ms": interval.Milliseconds()}))
 		a.waitLine(ctx, "the log line of step 2", logStep(2))
 		a.kill()
