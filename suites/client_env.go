@@ -12,7 +12,6 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
@@ -181,22 +180,6 @@ func (e *ClientEnv) toolCalls(n int) []exchange {
 		}
 	}
 	return out
-}
-
-// waitFor waits until the server has seen a request that matches.
-func (e *ClientEnv) waitFor(ctx context.Context, what string, match func(exchange) bool) exchange {
-	GinkgoHelper()
-	var found exchange
-	eventually(ctx, func() bool {
-		for _, x := range e.rec.all() {
-			if match(x) {
-				found = x
-				return true
-			}
-		}
-		return false
-	}).Should(BeTrue(), "the server never saw %s", what)
-	return found
 }
 
 // waitForDuring waits until the server has seen a request that matches

@@ -87,7 +87,7 @@ func (x exchange) arguments() map[string]json.RawMessage {
 // isSSE reports an answer that is an event stream.
 func (x exchange) isSSE() bool { return strings.HasPrefix(x.ContentType, "text/event-stream") }
 
-// answered reports a 200 SSE answer, as a GET stream that opened.
+// opened reports a 200 SSE answer, as a GET stream that opened.
 func (x exchange) opened() bool { return x.Status == http.StatusOK && x.isSSE() }
 
 // version returns the protocolVersion of an InitializeResult answer.
@@ -133,7 +133,7 @@ func (x exchange) result() json.RawMessage {
 	return nil
 }
 
-// envelopeCode returns the JSON-RPC error code of a JSON answer, or 0.
+// errorCode returns the JSON-RPC error code of a JSON answer, or 0.
 func (x exchange) errorCode() int {
 	var r struct {
 		Error *struct {
