@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +158,7 @@ func runSpecs(o Options, tc suites.TargetContext, stdout, stderr io.Writer) (*ty
 	sc, rc := ginkgo.GinkgoConfiguration()
 	sc.LabelFilter = o.labelFilter()
 	if o.Focus != "" {
-		sc.FocusStrings = []string{o.Focus}
+		sc.FocusStrings = []string{focusIDs(catalogue.Server, o.Focus)}
 	}
 	sc.Timeout = o.Timeout
 	sc.RandomSeed = 1 // catalogue order, every run alike
@@ -228,8 +229,12 @@ func (o *Options) validate() error {
 		}
 	}
 	if o.Focus != "" {
-		if _, err := regexp.Compile(o.Focus); err != nil {
+		re, err := regexp.Compile(o.Focus)
+		if err != nil {
 			return setupErr("--focus: %v", err)
+		}
+		if !slices.ContainsFunc(catalogue.All(), func(e catalogue.Entry) bool { return e.Side == catalogue.Server && re.MatchString(e.ID+": "+e.Summary) }) {
+			return setupErr("--focus %q matches no server check (it is matched against \"ID: summary\")", o.Focus)
 		}
 	}
 	if unknown := unknownExpected(o.ExpectedFailures); len(unknown) > 0 {
@@ -249,6 +254,20 @@ func (o *Options) validate() error {
 		}
 	}
 	return nil
+}
+
+// focusIDs turns --focus, a regexp over "ID: summary", into a Ginkgo focus
+// on exactly the matching checks (Ginkgo would match the regexp against the
+// spec's full text, container included, so '^GRACE-' would select nothing).
+func focusIDs(side catalogue.Side, focus string) string {
+	re := regexp.MustCompile(focus)
+	var ids []string
+	for _, e := range catalogue.All() {
+		if e.Side == side && re.MatchString(e.ID+": "+e.Summary) {
+			ids = append(ids, regexp.QuoteMeta(e.ID))
+		}
+	}
+	return "(^| )(" + strings.Join(ids, "|") + "): "
 }
 
 // labelFilter selects server checks of the profile, narrowed by --label-filter.

@@ -105,15 +105,7 @@ func decode(evs []sse.Event) []wire.Message {
 // openGET opens the standalone GET stream (or resumes one with lastID) and
 // fails the check unless it is an SSE stream.
 func (e *Env) openGET(ctx context.Context, c *wire.Client, sid, lastID string) *collector {
-	s, err := c.OpenGET(ctx, sid, lastID)
-	// Right after a cut, a server that allows one GET per session may not
-	// have noticed the old one is gone; a client would retry, and so do we.
-	// (GET-STALE-REPLACED is the check that this should not be needed.)
-	for end := time.Now().Add(conflictRetry); isStatus(err, http.StatusConflict) && time.Now().Before(end); {
-		e.Logf("GET got 409; retrying while the server notices the old stream is gone")
-		pause(ctx, 50*time.Millisecond)
-		s, err = c.OpenGET(ctx, sid, lastID)
-	}
+	s, err := e.get(ctx, c, sid, lastID)
 	if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
 		Skip("the target answers GET with 405: it offers no standalone stream")
 	}
@@ -123,6 +115,20 @@ func (e *Env) openGET(ctx context.Context, c *wire.Client, sid, lastID string) *
 		name = "GET after " + lastID
 	}
 	return collect(name, s)
+}
+
+// get opens a GET stream. Right after a cut, a server that allows one
+// stream per id may not have noticed the old one is gone and answer 409;
+// a client would retry, and so does get, for a while. (GET-STALE-REPLACED
+// is the check that says this should not be needed.)
+func (e *Env) get(ctx context.Context, c *wire.Client, sid, lastID string) (*wire.Stream, error) {
+	s, err := c.OpenGET(ctx, sid, lastID)
+	for end := time.Now().Add(conflictRetry); isStatus(err, http.StatusConflict) && time.Now().Before(end); {
+		e.Logf("GET got 409; retrying while the server notices the old stream is gone")
+		pause(ctx, 50*time.Millisecond)
+		s, err = c.OpenGET(ctx, sid, lastID)
+	}
+	return s, err
 }
 
 // conflictRetry bounds how long openGET retries a 409.

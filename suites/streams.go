@@ -226,7 +226,7 @@ func (e *Env) needIDs(c *collector) {
 // resume opens GET with Last-Event-ID; a refusal skips the check as "not
 // resumable" unless the check requires resumption.
 func (e *Env) resume(ctx context.Context, sid, lastID string) *collector {
-	s, err := e.C.OpenGET(ctx, sid, lastID)
+	s, err := e.get(ctx, e.C, sid, lastID)
 	if se := new(wire.StatusError); errors.As(err, &se) && se.Status != http.StatusNotFound && e.Entry.Level != "RES" {
 		Skip("the target does not resume streams: GET with Last-Event-ID got HTTP " + http.StatusText(se.Status))
 	}
