@@ -63,11 +63,8 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 		fmt.Fprintln(stderr, callUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
 	}
 	rest := fs.Args()
 	switch {

@@ -51,14 +51,11 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr, clientUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	for _, s := range scenarios {
 		for _, id := range strings.Split(s, ",") {

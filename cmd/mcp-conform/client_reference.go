@@ -31,11 +31,8 @@ func runClientReference(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprintln(stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return usageError{errors.New("want exactly one argument, the server URL")}

@@ -29,11 +29,8 @@ alice-token and bob-token) at http://ADDR/mcp, to see a check fail.
 flags:`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if *list {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

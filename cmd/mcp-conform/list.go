@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,14 +20,11 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: mcp-conform list [--json]\n\nPrints the behaviour catalogue: ID, level, section, what it needs, and a one-line description.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	all := catalogue.All()
 	if *asJSON {

@@ -46,14 +46,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "usage: mcp-conform serve [flags]\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if !strings.HasPrefix(*path, "/") {
 		return usageError{fmt.Errorf("--path must start with /, got %q", *path)}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
@@ -46,14 +45,11 @@ Exit status: 0 all required checks passed, 1 a required check failed,
 flags:`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	o.Profile = catalogue.Profile(*profile)
 	if *expected != "" {
