@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -156,15 +155,5 @@ func (o *ClientOptions) validate() error {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	for _, p := range []string{o.JUnit, o.JSON} {
-		if p == "" {
-			continue
-		}
-		if dir := filepath.Dir(p); dir != "." {
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return setupErr("report directory %s does not exist", dir)
-			}
-		}
-	}
-	return nil
+	return checkReportDirs(o.JUnit, o.JSON)
 }

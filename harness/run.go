@@ -243,17 +243,7 @@ func (o *Options) validate() error {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	for _, p := range []string{o.JUnit, o.JSON} {
-		if p == "" {
-			continue
-		}
-		if dir := filepath.Dir(p); dir != "." {
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return setupErr("report directory %s does not exist", dir)
-			}
-		}
-	}
-	return nil
+	return checkReportDirs(o.JUnit, o.JSON)
 }
 
 // focusIDs turns --focus, a regexp over "ID: summary", into a Ginkgo focus
@@ -312,6 +302,22 @@ func writeReports(o Options, run *report.Run) error {
 	}
 	if err := write(o.JSON, report.WriteJSON); err != nil {
 		return fmt.Errorf("--json: %w", err)
+	}
+	return nil
+}
+
+// checkReportDirs makes sure report files can be created before a run, so a
+// typo in a path does not cost a whole run.
+func checkReportDirs(paths ...string) error {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if dir := filepath.Dir(p); dir != "." {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return setupErr("report directory %s does not exist", dir)
+			}
+		}
 	}
 	return nil
 }

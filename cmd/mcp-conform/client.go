@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -71,24 +70,12 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		o.Command = shellQuote(exe) + " client reference"
 	}
-	if *expected != "" {
-		ef, err := harness.LoadExpectedFailures(*expected)
-		if err != nil {
-			return usageError{err}
-		}
-		o.ExpectedFailures = ef
-	}
-	run, err := harness.RunClient(ctx, o, stdout, stderr)
-	if se := new(harness.SetupError); errors.As(err, &se) {
-		return usageError{se}
-	}
+	ef, err := loadExpected(*expected)
 	if err != nil {
 		return err
 	}
-	if !run.Passed {
-		return fmt.Errorf("%d required checks failed", run.Counts["fail"]+run.Counts["stale"])
-	}
-	return nil
+	o.ExpectedFailures = ef
+	return verdict(harness.RunClient(ctx, o, stdout, stderr))
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

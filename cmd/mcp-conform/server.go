@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/harness"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
@@ -52,14 +53,29 @@ flags:`)
 		return err
 	}
 	o.Profile = catalogue.Profile(*profile)
-	if *expected != "" {
-		ef, err := harness.LoadExpectedFailures(*expected)
-		if err != nil {
-			return usageError{err}
-		}
-		o.ExpectedFailures = ef
+	ef, err := loadExpected(*expected)
+	if err != nil {
+		return err
 	}
-	run, err := harness.Run(ctx, o, stdout, stderr)
+	o.ExpectedFailures = ef
+	return verdict(harness.Run(ctx, o, stdout, stderr))
+}
+
+// loadExpected reads an --expected-failures baseline, if one is given.
+func loadExpected(path string) (map[string]bool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	ef, err := harness.LoadExpectedFailures(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return ef, nil
+}
+
+// verdict turns a run's outcome into the command's: a setup error exits 2,
+// a failed required check 1.
+func verdict(run *report.Run, err error) error {
 	if se := new(harness.SetupError); errors.As(err, &se) {
 		return usageError{se}
 	}
@@ -67,7 +83,7 @@ flags:`)
 		return err
 	}
 	if !run.Passed {
-		return fmt.Errorf("%d required checks failed", run.Counts["fail"]+run.Counts["stale"])
+		return fmt.Errorf("%d required checks failed", run.Counts[report.Fail]+run.Counts[report.Stale])
 	}
 	return nil
 }
