@@ -40,11 +40,8 @@ func readRun(t *testing.T, path string) *report.Run {
 
 // TestServerReference: the whole suite passes against the embedded
 // reference server, every server check runs, and both reports are valid.
-// It runs before the parallel tests, not beside the fixture runs: under
-// load, a resume can reach the reference before it has noticed the cut
-// that preceded it, and the go-sdk answers 409 (the fixtures wait that out
-// themselves, see package fixtures).
 func TestServerReference(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	js, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
 	out, errOut, code := runSelf(t, suiteTimeout, "server", "--json", js, "--junit", junit)
