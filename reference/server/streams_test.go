@@ -250,8 +250,10 @@ func TestReplayErrors(t *testing.T) {
 func TestKeepAliveAndRetry(t *testing.T) {
 	e := newEnv(t, server.Config{SSEKeepAlive: 15 * time.Second, SSERetry: 750 * time.Millisecond})
 	sid := e.connect(e.c)
+	// The reaper's and the sweeps' tickers wait already; the GET adds one.
+	waiters := e.clock.Waiters()
 	get := e.openGET(e.c, sid, "")
-	eventually(t, "the keep-alive ticker", e.clock.HasWaiters)
+	eventually(t, "the keep-alive ticker", func() bool { return e.clock.Waiters() > waiters })
 	e.clock.Step(15 * time.Second)
 	replaced := make(chan struct{})
 	go func() {
