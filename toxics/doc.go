@@ -2,7 +2,7 @@
 // server under test, on an embedded in-process Toxiproxy v2. Each spec puts
 // its own Proxy in front of the server and dials Proxy.Addr.
 //
-// Fault IDs (see the Faults table of BEHAVIOURS.md) and what simulates them:
+// Fault IDs (see the Faults table in README.md) and what simulates them:
 //
 //	F-REFRESH    Proxy.Refresh: every open connection closed at once
 //	F-RESET      Proxy.Reset (proxy created WithReset): every open connection reset

@@ -1,6 +1,6 @@
 // Package server is the reference MCP Streamable HTTP server: a session table
 // around the official Go SDK that survives page refreshes, idle clients,
-// dropped streams and restarts (see BEHAVIOURS.md for the catalogue).
+// dropped streams and restarts (the catalogue: mcp-conform list).
 package server
 
 import (
