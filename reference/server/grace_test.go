@@ -172,3 +172,27 @@ func TestReaperRunsOnTicks(t *testing.T) {
 func (e *env) busy() bool { return e.srv.InFlight() > 0 }
 
 func containsLog(e *env, s string) bool { return strings.Contains(e.logs.String(), s) }
+
+// TestActivityFromRequestEnd: a request's end is activity, so a session
+// whose call ran longer than the idle threshold is not idle when it ends.
+func TestActivityFromRequestEnd(t *testing.T) {
+	e := newEnv(t, noKeepAlive)
+	sid := e.connect(e.c)
+	st := e.startLongOperation(e.c, sid, 3) // 3 s on the fake clock, past testIdle
+	for range 3 {
+		e.step()
+	}
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			t.Fatalf("before the result: %v", err)
+		}
+		if strings.Contains(ev.Data, `"result"`) {
+			break
+		}
+	}
+	eventually(t, "the call's request to end", func() bool { return !e.busy() })
+	e.srv.Reap() // idle since the call ended: not past the threshold
+	e.clock.Step(testGrace)
+	e.alive(1)
+}

@@ -99,7 +99,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	if !ok {
 		return
 	}
-	defer sess.end(s.cfg.Clock.Now())
+	defer s.ended(sess)
 	if init {
 		s.reinitialize(w, r, sess, gen)
 		return
@@ -119,7 +119,7 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 	if !ok {
 		return
 	}
-	defer sess.end(s.cfg.Clock.Now())
+	defer s.ended(sess)
 	last := r.Header.Get(headerLastEventID)
 	if last == "" {
 		s.serveStandalone(w, r, sess, gen, "", 0)
@@ -242,7 +242,7 @@ func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request, principal, 
 	if !ok {
 		return
 	}
-	defer sess.end(s.cfg.Clock.Now())
+	defer s.ended(sess)
 	s.remove(sess, "deleted", nil)
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -293,7 +293,7 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 		return
 	}
 	gen, _, _ := sess.begin(s.cfg.Clock.Now())
-	defer sess.end(s.cfg.Clock.Now())
+	defer s.ended(sess)
 	gen.handler.ServeHTTP(w, r)
 	if gen.serverSession() == nil {
 		s.remove(sess, "dropped: initialize failed", nil)

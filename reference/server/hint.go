@@ -73,7 +73,7 @@ func (s *Server) startRecovered(principal, key, version string) (string, error) 
 	s.mu.Unlock()
 
 	gen, _, _ := sess.begin(s.cfg.Clock.Now())
-	defer sess.end(s.cfg.Clock.Now())
+	defer s.ended(sess)
 	initialize := fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcp-conform-recovery","version":%q}}}`, version, Version)
 	if code := s.inProcess(gen, "", version, initialize); code != http.StatusOK || gen.serverSession() == nil {
 		s.remove(sess, "dropped: recovery initialize failed", nil)

@@ -135,3 +135,7 @@ func (s *session) resumeIndex() int {
 	defer s.mu.Unlock()
 	return s.delivered
 }
+
+// ended marks the end of a request on sess at the time it ends (a bare
+// defer sess.end(clock.Now()) would read the clock when the request began).
+func (s *Server) ended(sess *session) { sess.end(s.cfg.Clock.Now()) }
