@@ -27,25 +27,7 @@ const clientTimeout = 3 * time.Minute
 // at every exit (the race detector's atexit_sleep_ms).
 func runClientSelf(t *testing.T, d time.Duration, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	cmd := self(t, ctx, args...)
-	cmd.Env = append(cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("mcp-conform %v: %v\n%s", args, err, errOut.String())
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("mcp-conform %v: no exit within %v\nstdout:\n%s\nstderr:\n%s", args, d, out.String(), errOut.String())
-	}
-	return out.String(), errOut.String(), code
+	return runSelfEnv(t, d, []string{"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}, args...)
 }
 
 // TestClientReference: every client check passes against the reference
@@ -60,16 +42,7 @@ func TestClientReference(t *testing.T) {
 		t.Fatalf("exit %d against the reference client\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	r := readRun(t, js)
-	var ids []string
-	for _, c := range r.Checks {
-		ids = append(ids, c.ID)
-		if c.Verdict != report.Pass {
-			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Message)
-		}
-	}
-	if want := catalogue.IDs(catalogue.Client); !slices.Equal(sorted(ids), want) {
-		t.Errorf("checks in report:\n%v\nwant every client ID:\n%v", sorted(ids), want)
-	}
+	ids := expectAllPass(t, r, catalogue.Client)
 	if r.Mode != "client" || !r.Passed {
 		t.Errorf("mode=%q passed=%v", r.Mode, r.Passed)
 	}

@@ -49,16 +49,7 @@ func TestServerReference(t *testing.T) {
 		t.Fatalf("exit %d against the reference\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	r := readRun(t, js)
-	var ids []string
-	for _, c := range r.Checks {
-		ids = append(ids, c.ID)
-		if c.Verdict != report.Pass {
-			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Message)
-		}
-	}
-	if want := catalogue.IDs(catalogue.Server); !slices.Equal(sorted(ids), want) {
-		t.Errorf("checks in report:\n%v\nwant every server ID:\n%v", sorted(ids), want)
-	}
+	ids := expectAllPass(t, r, catalogue.Server)
 	if !r.Passed || r.SchemaVersion != report.SchemaVersion {
 		t.Errorf("passed=%v schema=%d", r.Passed, r.SchemaVersion)
 	}
@@ -240,6 +231,23 @@ func checkFixtureRun(t *testing.T, f fixtures.Fixture, r fixtureRun) {
 		t.Errorf("fixture %s (%s), run took %v:\n  %s\nconsole:\n%s\nstderr:\n%s",
 			f.Name, f.About, r.took.Round(time.Second), strings.Join(wrong, "\n  "), r.stdout, r.stderr)
 	}
+}
+
+// expectAllPass checks that the report holds every check of side, each
+// passed, and returns their IDs.
+func expectAllPass(t *testing.T, r *report.Run, side catalogue.Side) []string {
+	t.Helper()
+	var ids []string
+	for _, c := range r.Checks {
+		ids = append(ids, c.ID)
+		if c.Verdict != report.Pass {
+			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Message)
+		}
+	}
+	if want := catalogue.IDs(side); !slices.Equal(sorted(ids), want) {
+		t.Errorf("checks in report:\n%v\nwant every %s ID:\n%v", sorted(ids), side, want)
+	}
+	return ids
 }
 
 func sorted(s []string) []string {

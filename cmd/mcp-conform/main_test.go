@@ -38,9 +38,16 @@ func self(t *testing.T, ctx context.Context, args ...string) *exec.Cmd {
 // output and exit code.
 func runSelf(t *testing.T, d time.Duration, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runSelfEnv(t, d, nil, args...)
+}
+
+// runSelfEnv is runSelf with env added to the environment.
+func runSelfEnv(t *testing.T, d time.Duration, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := self(t, ctx, args...)
+	cmd.Env = append(cmd.Env, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
