@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/mcp-conform/mcp-conform/internal/nettest"
 	"github.com/mcp-conform/mcp-conform/reference/client"
 	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 	"github.com/mcp-conform/mcp-conform/reference/server"
@@ -35,7 +35,7 @@ type env struct {
 	srv   *server.Server
 	url   string
 	clock *clocktesting.FakeClock
-	conns *connTracker
+	conns *nettest.ConnTracker
 	reqs  *requestLog
 }
 
@@ -55,13 +55,13 @@ func newEnv(t *testing.T, cfg server.Config) *env {
 	if cfg.SSEKeepAlive == 0 {
 		cfg.SSEKeepAlive = -1 // the fake clock's only waiters are then the tools'
 	}
-	logs := &syncBuffer{}
+	logs := &nettest.SyncBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, srv: srv, clock: fc, conns: &connTracker{}, reqs: &requestLog{}}
+	e := &env{t: t, srv: srv, clock: fc, conns: &nettest.ConnTracker{}, reqs: &requestLog{}}
 	hs := httptest.NewServer(e.reqs.wrap(srv))
 	t.Cleanup(func() {
 		srv.Close()
@@ -78,7 +78,7 @@ func newEnv(t *testing.T, cfg server.Config) *env {
 // options returns client options for e with short delays, a recorder and
 // connections e.conns can cut.
 func (e *env) options(st storage.Storage, rec *recorder) client.Options {
-	hc := &http.Client{Transport: &http.Transport{DialContext: e.conns.dial}}
+	hc := &http.Client{Transport: &http.Transport{DialContext: e.conns.Dial}}
 	e.t.Cleanup(hc.CloseIdleConnections)
 	o := client.Options{
 		URL:               e.url,
@@ -276,47 +276,4 @@ func (l *requestLog) count(match func(seenRequest) bool) int {
 		}
 	}
 	return n
-}
-
-// connTracker records a client's TCP connections so a test can cut them
-// all at once, as a refresh or a dropped network does.
-type connTracker struct {
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func (ct *connTracker) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-	if err == nil {
-		ct.mu.Lock()
-		ct.conns = append(ct.conns, c)
-		ct.mu.Unlock()
-	}
-	return c, err
-}
-
-func (ct *connTracker) cutAll() {
-	ct.mu.Lock()
-	defer ct.mu.Unlock()
-	for _, c := range ct.conns {
-		c.Close()
-	}
-	ct.conns = nil
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -101,7 +101,7 @@ func TestResumeAfterCut(t *testing.T) {
 	e.step()
 	eventually(t, "step 1", func() bool { return rec.count() == 2 })
 	lastSeen := rec.eventIDs()[1]
-	e.conns.cutAll()
+	e.conns.CutAll()
 	e.step()
 	e.step()
 	r := <-res

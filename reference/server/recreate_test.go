@@ -138,7 +138,7 @@ func TestResumeWithoutInitialize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	e.conns.cutAll()
+	e.conns.CutAll()
 
 	c := e.client()
 	st2, err := c.OpenGET(e.ctx(), sid, "")

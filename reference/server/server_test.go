@@ -1,18 +1,16 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/mcp-conform/mcp-conform/internal/nettest"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
@@ -31,9 +29,9 @@ type env struct {
 	srv   *server.Server
 	url   string
 	clock *clocktesting.FakeClock
-	conns *connTracker
+	conns *nettest.ConnTracker
 	c     *wire.Client
-	logs  *syncBuffer
+	logs  *nettest.SyncBuffer
 }
 
 func newEnv(t *testing.T, cfg server.Config) *env {
@@ -51,7 +49,7 @@ func newEnv(t *testing.T, cfg server.Config) *env {
 	if cfg.GracePeriod == 0 {
 		cfg.GracePeriod = testGrace
 	}
-	logs := &syncBuffer{}
+	logs := &nettest.SyncBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -66,7 +64,7 @@ func newEnv(t *testing.T, cfg server.Config) *env {
 			t.Logf("server log:\n%s", logs.String())
 		}
 	})
-	e := &env{t: t, srv: srv, url: hs.URL, clock: fc, conns: &connTracker{}, logs: logs}
+	e := &env{t: t, srv: srv, url: hs.URL, clock: fc, conns: &nettest.ConnTracker{}, logs: logs}
 	e.c = e.client()
 	return e
 }
@@ -74,7 +72,7 @@ func newEnv(t *testing.T, cfg server.Config) *env {
 // client returns a new wire client whose connections e.conns tracks.
 func (e *env) client() *wire.Client {
 	c := wire.New(e.url)
-	c.HTTP = &http.Client{Transport: &http.Transport{DialContext: e.conns.dial}}
+	c.HTTP = &http.Client{Transport: &http.Transport{DialContext: e.conns.Dial}}
 	e.t.Cleanup(c.HTTP.CloseIdleConnections)
 	return c
 }
@@ -166,48 +164,4 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// connTracker records a client's TCP connections so a test can cut them all
-// at once, as a page refresh or a dropped network does.
-type connTracker struct {
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func (ct *connTracker) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-	if err == nil {
-		ct.mu.Lock()
-		ct.conns = append(ct.conns, c)
-		ct.mu.Unlock()
-	}
-	return c, err
-}
-
-// cutAll closes every connection dialled so far.
-func (ct *connTracker) cutAll() {
-	ct.mu.Lock()
-	defer ct.mu.Unlock()
-	for _, c := range ct.conns {
-		c.Close()
-	}
-	ct.conns = nil
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -41,7 +41,7 @@ func (e *env) startLongOperation(c *wire.Client, sid string, steps int) *wire.St
 // takes over.
 func (e *env) refresh() *wire.Client {
 	e.t.Helper()
-	e.conns.cutAll()
+	e.conns.CutAll()
 	eventually(e.t, "the server to notice the cut", func() bool { return !e.busy() })
 	return e.client()
 }
