@@ -41,18 +41,45 @@ const (
 	Client Side = "client"
 )
 
-// NeedServerCmd marks a check that needs a restartable target.
-const NeedServerCmd = "--server-cmd"
+// Key is a target-profile key a check can need (see package target).
+type Key string
 
 // Entry is one behaviour.
 type Entry struct {
-	ID      string   `json:"id"`
-	Level   Level    `json:"level"`
-	Side    Side     `json:"side"`
-	Section string   `json:"section"`
-	Summary string   `json:"summary"`
-	SpecRef string   `json:"spec_ref"`
-	Needs   []string `json:"needs,omitempty"` // target-profile keys or NeedServerCmd
+	ID      string `json:"id"`
+	Level   Level  `json:"level"`
+	Side    Side   `json:"side"`
+	Section string `json:"section"`
+	Summary string `json:"summary"`
+	SpecRef string `json:"spec_ref"`
+	// Needs are the target-profile keys without which the check is skipped.
+	Needs []Key `json:"needs,omitempty"`
+	// Restarts: the check restarts the target, so it needs one the harness
+	// started (the embedded reference or --server-cmd).
+	Restarts bool `json:"restarts,omitempty"`
+	// Exclusive: the check disturbs the whole target (a restart), so it
+	// runs alone, after the checks that run side by side.
+	Exclusive bool `json:"exclusive,omitempty"`
+	// Sessionless: the check applies to a target without sessions too;
+	// the others are skipped there.
+	Sessionless bool `json:"sessionless,omitempty"`
+	// ResumeRequired: a target that refuses to resume a stream fails the
+	// check; for the others a refusal means the behaviour cannot be
+	// observed, and the check is skipped.
+	ResumeRequired bool `json:"resume_required,omitempty"`
+}
+
+// NeedsText says what the check needs, for listings: the profile keys and
+// a restartable target.
+func (e Entry) NeedsText() string {
+	var parts []string
+	for _, k := range e.Needs {
+		parts = append(parts, string(k))
+	}
+	if e.Restarts {
+		parts = append(parts, "--server-cmd")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Profile returns the profile the entry belongs to.
@@ -96,6 +123,17 @@ func MustLookup(id string) Entry {
 		panic(fmt.Sprintf("catalogue: unknown behaviour ID %q", id))
 	}
 	return e
+}
+
+// Of returns the entries of one side, in catalogue order.
+func Of(side Side) []Entry {
+	var out []Entry
+	for _, e := range entries {
+		if e.Side == side {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // IDs returns every ID of the given side, sorted.

@@ -2,13 +2,16 @@ package catalogue
 
 // Target-profile keys a check can need (see package target).
 const (
-	KeyNotifying     = "tools.notifying"
-	KeyStateful      = "tools.stateful"
-	KeyGraceTimings  = "timings.idle_threshold+grace_period+reaper_interval"
-	KeyEventMaxAge   = "timings.event_max_age"
-	KeyPrincipals    = "principals"
-	KeyOriginDenied  = "origins.disallowed"
-	KeyRecoveryHint  = "recovery_hint"
+	KeyNotifying    Key = "tools.notifying"
+	KeyStateful     Key = "tools.stateful"
+	KeyGraceTimings Key = "timings.idle_threshold+grace_period+reaper_interval"
+	KeyEventMaxAge  Key = "timings.event_max_age"
+	KeyPrincipals   Key = "principals"
+	KeyOriginDenied Key = "origins.disallowed"
+	KeyRecoveryHint Key = "recovery_hint"
+)
+
+const (
 	specTransports   = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports"
 	specSessions     = specTransports + "#session-management"
 	specVersion      = specTransports + "#protocol-version-header"
@@ -37,47 +40,47 @@ var entries = []Entry{
 		Summary: "After a 404, an initialize without a session id starts a new, working session with a different id."},
 	{ID: "VER-INVALID-400", Level: Must, Side: Server, Section: "sessions", SpecRef: specVersion,
 		Summary: "A request with an unsupported MCP-Protocol-Version gets 400."},
-	{ID: "ORIGIN-403", Level: Must, Side: Server, Section: "sessions", SpecRef: specSecurity, Needs: []string{KeyOriginDenied},
+	{ID: "ORIGIN-403", Level: Must, Side: Server, Section: "sessions", SpecRef: specSecurity, Needs: []Key{KeyOriginDenied}, Sessionless: true,
 		Summary: "A request with a present but disallowed Origin gets 403."},
 
 	// Server: streams and resumability (spec).
 	{ID: "GET-SSE-OR-405", Level: Must, Side: Server, Section: "streams", SpecRef: specListening,
 		Summary: "GET with Accept: text/event-stream and a valid session gets text/event-stream or 405."},
-	{ID: "GET-NO-RESPONSES", Level: Must, Side: Server, Section: "streams", SpecRef: specListening, Needs: []string{KeyNotifying},
+	{ID: "GET-NO-RESPONSES", Level: Must, Side: Server, Section: "streams", SpecRef: specListening, Needs: []Key{KeyNotifying},
 		Summary: "The standalone GET stream never carries a JSON-RPC response."},
-	{ID: "MSG-ONE-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specMultiple, Needs: []string{KeyNotifying},
+	{ID: "MSG-ONE-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specMultiple, Needs: []Key{KeyNotifying},
 		Summary: "Each message goes to exactly one connected stream: no broadcast across GET and POST streams."},
-	{ID: "EVT-ID-UNIQUE", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []string{KeyNotifying},
+	{ID: "EVT-ID-UNIQUE", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []Key{KeyNotifying},
 		Summary: "SSE event ids are unique across all streams of the session."},
-	{ID: "EVT-REPLAY-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []string{KeyNotifying},
+	{ID: "EVT-REPLAY-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []Key{KeyNotifying},
 		Summary: "GET with Last-Event-ID replays only messages of the stream that id belongs to."},
-	{ID: "EVT-REPLAY-POST", Level: May, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []string{KeyNotifying},
+	{ID: "EVT-REPLAY-POST", Level: May, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []Key{KeyNotifying},
 		Summary: "A POST stream cut before its response resumes by GET with Last-Event-ID: missed notifications, then the response."},
-	{ID: "SSE-PRIMING", Level: Should, Side: Server, Section: "streams", SpecRef: specSending, Needs: []string{KeyNotifying},
+	{ID: "SSE-PRIMING", Level: Should, Side: Server, Section: "streams", SpecRef: specSending, Needs: []Key{KeyNotifying},
 		Summary: "A resumable SSE stream starts with an event that has an id and empty data."},
 	{ID: "SSE-RETRY-FIELD", Level: Should, Side: Server, Section: "streams", SpecRef: specSending,
 		Summary: "A server that closes an SSE connection on purpose sends a retry field first."},
-	{ID: "DISCONNECT-NOT-CANCEL", Level: Should, Side: Server, Section: "streams", SpecRef: specCancellation, Needs: []string{KeyNotifying},
+	{ID: "DISCONNECT-NOT-CANCEL", Level: Should, Side: Server, Section: "streams", SpecRef: specCancellation, Needs: []Key{KeyNotifying},
 		Summary: "Dropping a POST stream does not cancel the request: it completes and its result is reachable by resumption."},
 
 	// Server: resilience.
-	{ID: "GRACE-IDLE-SURVIVES", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+	{ID: "GRACE-IDLE-SURVIVES", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []Key{KeyGraceTimings},
 		Summary: "A session silent for less than idle threshold + grace period still works."},
-	{ID: "GRACE-EXPIRES", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+	{ID: "GRACE-EXPIRES", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []Key{KeyGraceTimings},
 		Summary: "A session silent for idle threshold + grace period (+ one reaper interval) is gone: 404."},
-	{ID: "GRACE-ACTIVITY-RESETS", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+	{ID: "GRACE-ACTIVITY-RESETS", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []Key{KeyGraceTimings},
 		Summary: "A session used at intervals shorter than the idle threshold is never reaped."},
-	{ID: "GRACE-LIVE-STREAM", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+	{ID: "GRACE-LIVE-STREAM", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []Key{KeyGraceTimings},
 		Summary: "A session whose standalone GET stream is connected is not reaped."},
-	{ID: "GRACE-RECONNECT-CANCELS", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []string{KeyGraceTimings},
+	{ID: "GRACE-RECONNECT-CANCELS", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []Key{KeyGraceTimings},
 		Summary: "A request during the grace period cancels the pending expiry."},
 	{ID: "RECREATE-REINIT-200", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "transport recreation",
 		Summary: "initialize carrying a live session id gets a real InitializeResult (200) with the same Mcp-Session-Id."},
-	{ID: "RECREATE-STATE-KEPT", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "transport recreation", Needs: []string{KeyStateful},
+	{ID: "RECREATE-STATE-KEPT", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "transport recreation", Needs: []Key{KeyStateful},
 		Summary: "Session state survives the re-initialize."},
 	{ID: "RECREATE-WORKS-AFTER", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "transport recreation",
 		Summary: "After the re-initialize, tools/list, tools/call and a new GET stream work on the same id."},
-	{ID: "RECREATE-OWNER-ONLY", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "session ownership", Needs: []string{KeyPrincipals},
+	{ID: "RECREATE-OWNER-ONLY", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "session ownership", Needs: []Key{KeyPrincipals},
 		Summary: "A request for a session made with another principal's token is refused (403/404) and the session is untouched."},
 	{ID: "RESUME-NO-INIT", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "page refresh",
 		Summary: "After every connection is cut, reusing the id without initialize (new GET, then POSTs) works."},
@@ -85,23 +88,23 @@ var entries = []Entry{
 		Summary: "A new GET while the previous GET connection is half-open is accepted (200), never 409."},
 	{ID: "GET-LIVE-REPLACED", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "stale GET replacement",
 		Summary: "A new GET while the previous one is connected is accepted and the old one is closed."},
-	{ID: "REDIRECT-ORPHANED", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "orphaned-notification redirect", Needs: []string{KeyNotifying},
+	{ID: "REDIRECT-ORPHANED", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "orphaned-notification redirect", Needs: []Key{KeyNotifying},
 		Summary: "Notifications of a request whose POST stream died arrive on the standalone GET stream, in order, none lost."},
-	{ID: "REDIRECT-NO-RESPONSE", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "orphaned-notification redirect", Needs: []string{KeyNotifying},
+	{ID: "REDIRECT-NO-RESPONSE", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "orphaned-notification redirect", Needs: []Key{KeyNotifying}, ResumeRequired: true,
 		Summary: "The response of such a request is not sent on the GET stream; resuming its POST stream yields it."},
-	{ID: "REPLAY-GAP", Level: Res, Side: Server, Section: "replay", SpecRef: resilience + "event replay", Needs: []string{KeyNotifying},
+	{ID: "REPLAY-GAP", Level: Res, Side: Server, Section: "replay", SpecRef: resilience + "event replay", Needs: []Key{KeyNotifying}, ResumeRequired: true,
 		Summary: "Messages emitted while the client had no stream are replayed after Last-Event-ID: none lost, none twice, in order."},
-	{ID: "REPLAY-SESSION-SCOPED", Level: Res, Side: Server, Section: "replay", SpecRef: resilience + "event replay", Needs: []string{KeyNotifying},
+	{ID: "REPLAY-SESSION-SCOPED", Level: Res, Side: Server, Section: "replay", SpecRef: resilience + "event replay", Needs: []Key{KeyNotifying},
 		Summary: "A Last-Event-ID from session A presented on session B replays nothing of A."},
-	{ID: "REPLAY-EVICTION", Level: Res, Side: Server, Section: "replay", SpecRef: resilience + "event replay", Needs: []string{KeyNotifying, KeyEventMaxAge},
+	{ID: "REPLAY-EVICTION", Level: Res, Side: Server, Section: "replay", SpecRef: resilience + "event replay", Needs: []Key{KeyNotifying, KeyEventMaxAge},
 		Summary: "Resuming from an evicted id gets a clear 4xx answer (not 404, no hang, no 5xx, no silent partial replay)."},
 	{ID: "ENVELOPE-404", Level: Res, Side: Server, Section: "envelope", SpecRef: resilience + "session-expired envelope",
 		Summary: "An unknown session id gets 404 application/json with the -32003 session-expired envelope."},
 	{ID: "ENVELOPE-RESUME-HINT", Level: Res, Side: Server, Section: "envelope", SpecRef: resilience + "session-expired envelope",
 		Summary: "An envelope's data.resume names a listed tool (method) and its resume-token argument (via)."},
-	{ID: "RESTART-404", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Needs: []string{NeedServerCmd},
+	{ID: "RESTART-404", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Restarts: true, Exclusive: true,
 		Summary: "After a server restart the old id gets the 404 envelope and a new initialize works."},
-	{ID: "RESTART-HINT", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Needs: []string{KeyRecoveryHint},
+	{ID: "RESTART-HINT", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Needs: []Key{KeyRecoveryHint}, Exclusive: true,
 		Summary: "The 404 for a stale id carries a new Mcp-Session-Id of an initialized session that works at once."},
 
 	// Client (graded in client mode).

@@ -27,6 +27,8 @@ type probe struct {
 	version string
 	// sessionless is why session checks do not apply, or "".
 	sessionless string
+	// rtt is how long the initialize round trip took.
+	rtt time.Duration
 }
 
 // preflight initializes once, so that an unreachable URL or something
@@ -47,7 +49,9 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	if cfg.Origins.Allowed != "" {
 		c.Header.Set("Origin", cfg.Origins.Allowed)
 	}
+	began := time.Now()
 	resp, err := c.Initialize(ctx, "")
+	rtt := time.Since(began)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) || strings.Contains(err.Error(), "connection refused") {
@@ -83,7 +87,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	if err := json.Unmarshal(m.Result, &res); err != nil || res.ProtocolVersion == "" {
 		return nil, notMCP("the result is not an InitializeResult (no protocolVersion)")
 	}
-	p := &probe{version: res.ProtocolVersion}
+	p := &probe{version: res.ProtocolVersion, rtt: rtt}
 	sid := resp.SessionID()
 	switch {
 	case res.ProtocolVersion >= sessionlessVersion:

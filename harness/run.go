@@ -13,21 +13,35 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/formatter"
 	"github.com/onsi/ginkgo/v2/types"
-	"github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/faults"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
-	"github.com/mcp-conform/mcp-conform/suites"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
+	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 	"github.com/mcp-conform/mcp-conform/target"
-	"github.com/mcp-conform/mcp-conform/toxics"
 )
+
+// Common are the settings both modes share.
+type Common struct {
+	// JUnit and JSON are report paths; empty for none.
+	JUnit, JSON string
+	// ExpectedFailures are check IDs allowed to fail (a baseline).
+	ExpectedFailures map[string]bool
+	// Parallel is how many checks run at once (exclusive ones run alone);
+	// 1 runs them one after another. 0 means DefaultParallel.
+	Parallel int
+	// Verbose prints every check's exchange log to stderr as it finishes.
+	Verbose bool
+	// Timeout bounds the whole run.
+	Timeout time.Duration
+}
 
 // Options are the settings of a server-mode run.
 type Options struct {
+	Common
 	// URL of the target; empty runs against the embedded reference server.
 	URL string
 	// Profile selects spec, resilience or all checks.
@@ -40,20 +54,13 @@ type Options struct {
 	ServerCmd string
 	// ServerStartTimeout bounds how long a --server-cmd target takes to answer.
 	ServerStartTimeout time.Duration
-	// JUnit and JSON are report paths; empty for none.
-	JUnit, JSON string
-	// LabelFilter and Focus narrow the checks (Ginkgo syntax; Focus is a regexp).
+	// LabelFilter is a label expression over the checks' labels (Ginkgo's
+	// syntax); Focus is a regexp over "ID: summary".
 	LabelFilter, Focus string
 	// ProtocolVersion is offered in initialize.
 	ProtocolVersion string
 	// NoProxy sends requests straight to the target (fault checks are skipped).
 	NoProxy bool
-	// Verbose prints Ginkgo's own output and every failed exchange.
-	Verbose bool
-	// ExpectedFailures are check IDs allowed to fail (a baseline).
-	ExpectedFailures map[string]bool
-	// Timeout bounds the whole run.
-	Timeout time.Duration
 }
 
 // SetupError is a problem with the options or the target that prevents a
@@ -76,9 +83,8 @@ type restarter interface {
 	Close()
 }
 
-// Run runs the server suites once and returns the result; the console
-// progress and summary go to stdout. A run can happen once per process
-// (a Ginkgo constraint); the CLI calls it once.
+// Run runs the server checks once and returns the result; the console
+// progress and summary go to stdout.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
@@ -109,13 +115,13 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	tc := suites.TargetContext{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless}
+	tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless}
 	if managed != nil {
 		tc.Restart = managed.Restart
 	}
 	if !o.NoProxy {
-		tc.Toxics = toxics.NewServer()
-		defer tc.Toxics.Close()
+		tc.Faults = faults.NewServer()
+		defer tc.Faults.Close()
 	}
 	if pr.version != o.ProtocolVersion {
 		fmt.Fprintf(stdout, "note: offered protocol %s, the target negotiated %s\n", o.ProtocolVersion, pr.version)
@@ -123,68 +129,65 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if pr.sessionless != "" {
 		fmt.Fprintf(stdout, "note: session, GET and replay checks are not applicable: %s\n", pr.sessionless)
 	}
-	fmt.Fprintf(stdout, "mcp-conform server: checking %s (profile %s)\n", o.URL, o.Profile)
+	fmt.Fprintf(stdout, "mcp-conform server: checking %s (profile %s, %d at a time)\n", o.URL, o.Profile, o.Parallel)
 
-	started := time.Now()
-	rep, err := runSpecs(o, tc, stdout, stderr)
-	if err != nil {
-		return nil, err
-	}
 	run := &report.Run{
 		Tool: "mcp-conform", Mode: "server", Target: o.URL, Profile: string(o.Profile),
-		ProtocolVersion: pr.version, Strict: o.Strict, Started: started,
-		Seconds: time.Since(started).Seconds(),
-		Checks:  checks(rep, o.Strict, o.ExpectedFailures),
+		ProtocolVersion: pr.version, Strict: o.Strict,
 	}
+	en := o.engine(o.Strict, marginFor(pr.rtt), stdout, stderr)
+	return o.Common.finish(ctx, run, en, serverchecks.Checks(tc), o.selector(), stdout)
+}
+
+// marginFor is the deadline margin for a target whose round trip took
+// rtt: DefaultMargin plus room for a few dozen round trips, at most 30s.
+func marginFor(rtt time.Duration) time.Duration {
+	return min(DefaultMargin+20*rtt, 30*time.Second)
+}
+
+// engine is the check engine for these settings.
+func (c *Common) engine(strict bool, margin time.Duration, stdout, stderr io.Writer) *engine {
+	en := &engine{parallel: c.Parallel, margin: margin, strict: strict, expected: c.ExpectedFailures, progress: stdout}
+	if c.Verbose {
+		en.verbose = stderr
+	}
+	return en
+}
+
+// finish runs the selected checks under the run's timeout, completes the
+// run's report, prints the summary and writes the report files.
+func (c *Common) finish(ctx context.Context, run *report.Run, en *engine, checks []kit.Check, selected func(catalogue.Entry) bool, stdout io.Writer) (*report.Run, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, c.Timeout, fmt.Errorf("the run's --timeout of %v passed", c.Timeout))
+	defer cancel()
+	run.Started = time.Now()
+	run.Checks = en.run(ctx, checks, selected)
+	run.Seconds = time.Since(run.Started).Seconds()
 	run.Finish()
-	if ran := len(run.Checks) - countNotSelected(run.Checks); ran == 0 {
-		return nil, setupErr("no checks selected: --profile %s, --label-filter %q and --focus %q leave nothing to run", o.Profile, o.LabelFilter, o.Focus)
+	if countNotSelected(run.Checks) == len(run.Checks) {
+		return nil, setupErr("no checks selected: the profile, --label-filter, --focus or --scenario leave nothing to run")
 	}
 	report.WriteSummary(stdout, run, true)
-	if err := writeReports(o, run); err != nil {
+	if err := c.writeReports(run); err != nil {
 		return run, err
 	}
 	return run, nil
 }
 
-// ginkgoT lets RunSpecs run outside go test.
-type ginkgoT struct{ failed bool }
-
-func (t *ginkgoT) Fail() { t.failed = true }
-
-func runSpecs(o Options, tc suites.TargetContext, stdout, stderr io.Writer) (*types.Report, error) {
-	suites.TestContext = tc
-	gomega.RegisterFailHandler(ginkgo.Fail)
-	sc, rc := ginkgo.GinkgoConfiguration()
-	sc.LabelFilter = o.labelFilter()
-	if o.Focus != "" {
-		sc.FocusStrings = []string{focusIDs(catalogue.Server, o.Focus)}
+// validate checks the shared settings and fills in their defaults.
+func (c *Common) validate(side catalogue.Side) error {
+	if c.Parallel < 0 {
+		return setupErr("--parallel must be 1 or more, got %d", c.Parallel)
 	}
-	sc.Timeout = o.Timeout
-	sc.RandomSeed = 1 // catalogue order, every run alike
-	rc.NoColor = true
-	// Ginkgo's own reporter speaks of specs, not of verdicts by level; the
-	// harness prints its own progress and keeps Ginkgo's output for -v.
-	formatter.ColorableStdOut = io.Discard
-	if o.Verbose {
-		formatter.ColorableStdOut = stderr
-		rc.Verbose = true
+	if c.Parallel == 0 {
+		c.Parallel = DefaultParallel
 	}
-	n := 0
-	suites.OnCheck = func(s types.SpecReport) {
-		c := check(s, o.Strict, o.ExpectedFailures)
-		if c.Verdict == report.Skip && c.Message == report.NotSelected() {
-			return
-		}
-		n++
-		fmt.Fprintln(stdout, report.ProgressLine(n, suites.TestContext.Total, c))
+	if unknown := unknownIDs(side, c.ExpectedFailures); len(unknown) > 0 {
+		return setupErr("--expected-failures names IDs that are not %s checks: %s", side, idList(unknown))
 	}
-	ginkgo.RunSpecs(&ginkgoT{}, "mcp-conform server", sc, rc)
-	rep := suites.LastReport()
-	if rep == nil {
-		return nil, errors.New("the suite produced no report")
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
 	}
-	return rep, nil
+	return checkReportDirs(c.JUnit, c.JSON)
 }
 
 func (o *Options) validate() error {
@@ -237,39 +240,21 @@ func (o *Options) validate() error {
 			return setupErr("--focus %q matches no server check (it is matched against \"ID: summary\")", o.Focus)
 		}
 	}
-	if unknown := unknownExpected(o.ExpectedFailures); len(unknown) > 0 {
-		return setupErr("--expected-failures names IDs that are not server checks: %s", strings.Join(unknown, ", "))
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	return checkReportDirs(o.JUnit, o.JSON)
+	return o.Common.validate(catalogue.Server)
 }
 
-// focusIDs turns --focus, a regexp over "ID: summary", into a Ginkgo focus
-// on exactly the matching checks (Ginkgo would match the regexp against the
-// spec's full text, container included, so '^GRACE-' would select nothing).
-func focusIDs(side catalogue.Side, focus string) string {
-	re := regexp.MustCompile(focus)
-	var ids []string
-	for _, e := range catalogue.All() {
-		if e.Side == side && re.MatchString(e.ID+": "+e.Summary) {
-			ids = append(ids, regexp.QuoteMeta(e.ID))
-		}
-	}
-	return "(^| )(" + strings.Join(ids, "|") + "): "
-}
-
-// labelFilter selects server checks of the profile, narrowed by --label-filter.
-func (o *Options) labelFilter() string {
-	f := string(catalogue.Server)
-	if o.Profile != catalogue.ProfileAll {
-		f += " && " + string(o.Profile)
-	}
+// selector selects the server checks of the profile, narrowed by
+// --label-filter and --focus (both validated already).
+func (o *Options) selector() func(catalogue.Entry) bool {
+	var labels func([]string) bool
 	if o.LabelFilter != "" {
-		f += " && (" + o.LabelFilter + ")"
+		labels, _ = types.ParseLabelFilter(o.LabelFilter)
 	}
-	return f
+	var focus func(string) bool
+	if o.Focus != "" {
+		focus = regexp.MustCompile(o.Focus).MatchString
+	}
+	return selector(catalogue.Server, o.Profile, labels, focus)
 }
 
 func (o *Options) targetConfig() (*target.Config, error) {
@@ -282,7 +267,7 @@ func (o *Options) targetConfig() (*target.Config, error) {
 	return &target.Config{}, nil
 }
 
-func writeReports(o Options, run *report.Run) error {
+func (c *Common) writeReports(run *report.Run) error {
 	write := func(path string, f func(io.Writer, *report.Run) error) error {
 		if path == "" {
 			return nil
@@ -297,10 +282,10 @@ func writeReports(o Options, run *report.Run) error {
 		}
 		return file.Close()
 	}
-	if err := write(o.JUnit, report.WriteJUnit); err != nil {
+	if err := write(c.JUnit, report.WriteJUnit); err != nil {
 		return fmt.Errorf("--junit: %w", err)
 	}
-	if err := write(o.JSON, report.WriteJSON); err != nil {
+	if err := write(c.JSON, report.WriteJSON); err != nil {
 		return fmt.Errorf("--json: %w", err)
 	}
 	return nil

@@ -1,10 +1,11 @@
-// Package suites holds the conformance checks as Ginkgo specs, one per
-// behaviour ID of the catalogue. The specs live in ordinary (non-test) files
-// so that they link into the mcp-conform binary, in the manner of
-// Kubernetes' e2e.test and cri-tools' critest: the harness fills TestContext,
-// then calls ginkgo.RunSpecs once.
+// Package suites holds the conformance checks, one per behaviour ID of the
+// catalogue: kit (what every check is built from), serverchecks (a server
+// under test) and clientchecks (a client under test). The checks live in
+// ordinary (non-test) files so that they link into the mcp-conform binary,
+// in the manner of Kubernetes' e2e.test and cri-tools' critest; the harness
+// asks each side for its checks and runs them, several at a time.
 //
-// Specs speak raw HTTP through internal/wire where headers and timing matter,
-// and reach the target through an embedded Toxiproxy (package toxics) so they
-// can cut, freeze or reset its connections.
+// Checks speak raw HTTP through internal/wire where headers and timing
+// matter, and reach the target through an embedded Toxiproxy (package
+// faults) so they can cut, freeze or reset its connections.
 package suites

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // Config is a target profile file (YAML or JSON).
@@ -165,7 +166,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("principals: the two tokens must differ"))
 	}
 	for k := range c.Headers {
-		if strings.EqualFold(k, "Mcp-Session-Id") || strings.EqualFold(k, "MCP-Protocol-Version") {
+		if strings.EqualFold(k, wire.HeaderSessionID) || strings.EqualFold(k, wire.HeaderProtocolVersion) {
 			errs = append(errs, fmt.Errorf("headers: %s is set by the harness", k))
 		}
 	}
@@ -174,7 +175,7 @@ func (c *Config) Validate() error {
 
 // Has reports whether the profile declares what key (a catalogue.Key*
 // constant) stands for.
-func (c *Config) Has(key string) bool {
+func (c *Config) Has(key catalogue.Key) bool {
 	switch key {
 	case catalogue.KeyNotifying:
 		return c.Tools.Notifying != nil

@@ -27,7 +27,7 @@ recovery_hint: true
 	if c.Tools.Notifying.Method != DefaultNotificationMethod || c.Tools.Notifying.Interval.D() != 200*time.Millisecond {
 		t.Errorf("notifying: %+v", c.Tools.Notifying)
 	}
-	for _, k := range []string{catalogue.KeyNotifying, catalogue.KeyStateful, catalogue.KeyGraceTimings, catalogue.KeyEventMaxAge,
+	for _, k := range []catalogue.Key{catalogue.KeyNotifying, catalogue.KeyStateful, catalogue.KeyGraceTimings, catalogue.KeyEventMaxAge,
 		catalogue.KeyPrincipals, catalogue.KeyOriginDenied, catalogue.KeyRecoveryHint} {
 		if !c.Has(k) {
 			t.Errorf("Has(%s) = false", k)

@@ -45,7 +45,8 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.JSON, "json", "", "write a JSON report to this file")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
-	fs.BoolVar(&o.Verbose, "v", false, "verbose: also print Ginkgo's own output to stderr")
+	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel, "how many checks run at once (checks that restart the target run alone); 1 runs them one after another")
+	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every check's exchange log to stderr as it finishes")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, clientUsage)
 		fs.PrintDefaults()

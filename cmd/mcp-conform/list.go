@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
@@ -35,7 +34,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLEVEL\tSIDE\tSECTION\tNEEDS\tDESCRIPTION")
 	for _, e := range all {
-		needs := strings.Join(e.Needs, ", ")
+		needs := e.NeedsText()
 		if needs == "" {
 			needs = "-"
 		}

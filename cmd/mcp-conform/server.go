@@ -26,13 +26,14 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&o.ServerStartTimeout, "server-start-timeout", 30*time.Second, "how long a --server-cmd target may take to answer")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&o.JSON, "json", "", "write a JSON report to this file")
-	fs.StringVar(&o.LabelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'sessions || grace' or '!resilience'")
+	fs.StringVar(&o.LabelFilter, "label-filter", "", "label expression (Ginkgo syntax) over ID sections, profiles and levels, e.g. 'sessions || grace' or '!resilience'")
 	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-'")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")
 	fs.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the target directly; checks that inject network faults are skipped")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
-	fs.BoolVar(&o.Verbose, "v", false, "verbose: also print Ginkgo's own output to stderr")
+	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel, "how many checks run at once (checks that restart the target run alone); 1 runs them one after another")
+	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every check's exchange log to stderr as it finishes")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: mcp-conform server [flags]
 

@@ -18,13 +18,31 @@ import (
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 )
 
-// Header names of the transport.
+// The protocol vocabulary of the harness side, defined once: header names,
+// what a client accepts per method, and the session-expired envelope. (The
+// reference server keeps its own copy on purpose: it is the code others
+// copy, and must not lean on the harness that grades it.)
 const (
 	HeaderSessionID       = "Mcp-Session-Id"
 	HeaderProtocolVersion = "MCP-Protocol-Version"
 	HeaderLastEventID     = "Last-Event-ID"
 	// DefaultProtocolVersion is the revision negotiated unless told otherwise.
 	DefaultProtocolVersion = "2025-11-25"
+
+	// AcceptPOST is the Accept of a POST: a JSON body or an SSE stream.
+	AcceptPOST = "application/json, text/event-stream"
+	// AcceptGET is the Accept of a GET: an SSE stream only.
+	AcceptGET = "text/event-stream"
+	// ContentTypeJSON is the Content-Type of a POST body.
+	ContentTypeJSON = "application/json"
+
+	// CodeSessionExpired is the JSON-RPC error code of the session-expired
+	// envelope (a 404 for an unknown or expired session id).
+	CodeSessionExpired = -32003
+	// SessionExpiredMessage and SessionExpiredReason are its error.message
+	// and error.data.reason.
+	SessionExpiredMessage = "Session expired; reinitialize"
+	SessionExpiredReason  = "session_expired"
 )
 
 // maxBody bounds a JSON response body read into memory.
@@ -170,10 +188,10 @@ func (c *Client) NewHTTPRequest(ctx context.Context, method, sessionID string, b
 	}
 	switch method {
 	case http.MethodPost:
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", ContentTypeJSON)
+		req.Header.Set("Accept", AcceptPOST)
 	case http.MethodGet:
-		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Accept", AcceptGET)
 	}
 	if sessionID != "" {
 		req.Header.Set(HeaderSessionID, sessionID)

@@ -1,0 +1,212 @@
+package clientchecks
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
+)
+
+// Client is what the client checks know about the run; the harness
+// fills it in before it asks for the checks.
+type Client struct {
+	// Command starts the client under test; the server URL is appended.
+	Command string
+	// StateRoot holds one state directory per check.
+	StateRoot string
+}
+
+// ClientEnv is one client check: its kit.T, a scripted server of its own,
+// a state directory for the client under test, and the runs of that client.
+type ClientEnv struct {
+	*kit.T
+	client   *Client
+	rec      *clientRecorder
+	srv      *scriptedServer
+	stateDir string
+	running  atomic.Int64
+
+	mu   sync.Mutex
+	nrun int
+	runs []*clientRun
+}
+
+// def is a client check before it is bound to a client command.
+type def struct {
+	id string
+	// opts configure the check's scripted server.
+	opts serverOpts
+	// need is how long the check's runs of the client take (kit.Check.Need).
+	need time.Duration
+	body func(ctx context.Context, e *ClientEnv)
+}
+
+// Checks returns the client checks, in catalogue order, bound to cl.
+func Checks(cl *Client) []kit.Check {
+	var defs []def
+	for _, section := range [][]def{sessionChecks(), streamChecks(), expiryChecks(), statusChecks()} {
+		defs = append(defs, section...)
+	}
+	out := make([]kit.Check, len(defs))
+	for i, d := range defs {
+		out[i] = kit.Check{Entry: catalogue.MustLookup(d.id), Need: d.need, Run: func(t *kit.T) {
+			d.body(t.Context(), cl.newEnv(t, d.opts))
+		}}
+	}
+	return out
+}
+
+func (cl *Client) newEnv(t *kit.T, opts serverOpts) *ClientEnv {
+	t.Helper()
+	e := &ClientEnv{T: t, client: cl}
+	e.rec = &clientRecorder{log: t.Log(), run: func() int { return int(e.running.Load()) }}
+	dir, err := os.MkdirTemp(cl.StateRoot, strings.ToLower(t.Entry.ID)+"-")
+	if err != nil {
+		e.Failf("state directory: %v", err)
+	}
+	e.stateDir = dir
+	srv, err := startScripted(opts, e.rec)
+	if err != nil {
+		os.RemoveAll(dir)
+		e.Failf("scripted server: %v", err)
+	}
+	e.srv = srv
+	e.Logf("scripted server at %s (expired answer %s, recovery hint %v, bearer token %v); state directory %s",
+		srv.url, srv.cfg.ExpiredResponse, opts.hint, opts.token != "", filepath.Base(dir))
+	e.Cleanup(func(context.Context) {
+		e.stopRuns()
+		srv.close()
+		os.RemoveAll(dir)
+	})
+	return e
+}
+
+func (e *ClientEnv) setRun(n int) { e.running.Store(int64(n)) }
+
+func (e *ClientEnv) track(cr *clientRun) {
+	e.mu.Lock()
+	e.runs = append(e.runs, cr)
+	e.mu.Unlock()
+}
+
+// stopRuns kills every run still going and waits for it.
+func (e *ClientEnv) stopRuns() {
+	e.mu.Lock()
+	runs := append([]*clientRun(nil), e.runs...)
+	e.mu.Unlock()
+	for _, cr := range runs {
+		select {
+		case <-cr.done:
+		default:
+			cr.kill()
+		}
+	}
+}
+
+// call is a run that calls tool with args.
+func callRun(tool string, args any) contract.Run {
+	data, err := json.Marshal(args)
+	if err != nil {
+		panic(err)
+	}
+	return contract.Run{Action: contract.ActionCall, Tool: tool, Arguments: data}
+}
+
+// action is a run of an action without a tool.
+func actionRun(a contract.Action) contract.Run { return contract.Run{Action: a} }
+
+// run starts a run and waits for it to succeed.
+func (e *ClientEnv) run(ctx context.Context, r contract.Run) *clientRun {
+	e.Helper()
+	cr := e.start(r)
+	cr.finish(ctx)
+	return cr
+}
+
+// exchanges returns the requests of run n (every run with n 0).
+func (e *ClientEnv) exchanges(n int) []exchange {
+	var out []exchange
+	for _, x := range e.rec.all() {
+		if n == 0 || x.Run == n {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// sessionOf returns the session id of run n's first tools/call.
+func (e *ClientEnv) sessionOf(n int) string {
+	e.Helper()
+	for _, x := range e.exchanges(n) {
+		if x.RPC.Method == "tools/call" {
+			return x.SessionID
+		}
+	}
+	e.Failf("run %d sent no tools/call", n)
+	return ""
+}
+
+// toolCalls returns run n's tools/call requests.
+func (e *ClientEnv) toolCalls(n int) []exchange {
+	var out []exchange
+	for _, x := range e.exchanges(n) {
+		if x.RPC.Method == "tools/call" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// waitForDuring waits until the server has seen a request that matches
+// while run cr is going; the run ending first fails the check.
+func (e *ClientEnv) waitForDuring(ctx context.Context, cr *clientRun, what string, match func(exchange) bool) exchange {
+	e.Helper()
+	tick := time.NewTicker(kit.PollInterval)
+	defer tick.Stop()
+	for {
+		for _, x := range e.rec.all() {
+			if match(x) {
+				return x
+			}
+		}
+		select {
+		case <-cr.done:
+			cr.declined()
+			e.Failf("run %d (%s) ended (%s) before the server saw %s", cr.n, cr.action, cr.exitText(), what)
+		case <-ctx.Done():
+			e.Failf("the server never saw %s", what)
+		case <-tick.C:
+		}
+	}
+}
+
+// createdIn reports the session ids that initialize requests without a
+// session id got in run n, in order.
+func (e *ClientEnv) createdIn(n int) []string {
+	var out []string
+	for _, x := range e.exchanges(n) {
+		if x.isFreshInit() && x.RespSessionID != "" {
+			out = append(out, x.RespSessionID)
+		}
+	}
+	return out
+}
+
+// after returns the exchanges that arrived after t.
+func after(xs []exchange, t time.Time) []exchange {
+	var out []exchange
+	for _, x := range xs {
+		if x.At.After(t) {
+			out = append(out, x)
+		}
+	}
+	return out
+}

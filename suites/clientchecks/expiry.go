@@ -1,0 +1,294 @@
+package clientchecks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// onCalls scripts the server's answer to tools/call requests; i counts
+// them from 1 since the hook was set.
+func (e *ClientEnv) onCalls(f func(i int, x *exchange, w http.ResponseWriter) bool) {
+	var mu sync.Mutex
+	n := 0
+	e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+		if x.RPC.Method != "tools/call" {
+			return false
+		}
+		mu.Lock()
+		n++
+		i := n
+		mu.Unlock()
+		return f(i, x, w)
+	})
+}
+
+// expireFirstCall makes the server expire the session at the first tools/call.
+func (e *ClientEnv) expireFirstCall() {
+	e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+		if i == 1 {
+			e.srv.expire(x, x.SessionID)
+		}
+		return false
+	})
+}
+
+// expectRetried checks that run n sent its tools/call exactly twice, the
+// second time on a session that an initialize without a session id made
+// after the first failed.
+func expectRetried(e *ClientEnv, n int) (failed, retry exchange) {
+	e.Helper()
+	calls := e.toolCalls(n)
+	e.Expect(calls).To(HaveLen(2), "run %d: the failed call must be retried exactly once", n)
+	failed, retry = calls[0], calls[1]
+	e.Expect(retry.SessionID).NotTo(Equal(failed.SessionID), "#%d: the retry must go to a new session, not the failed one", retry.N)
+	made := false
+	for _, x := range after(e.exchanges(n), failed.At) {
+		made = made || (x.isFreshInit() && x.RespSessionID == retry.SessionID && x.At.Before(retry.At))
+	}
+	e.Expect(made).To(BeTrue(), "#%d: session %s of the retry was not made by an initialize after the failure", retry.N, retry.SessionID)
+	return failed, retry
+}
+
+// expectNoReconnect checks that run n made no new session after t.
+func expectNoReconnect(e *ClientEnv, n int, t time.Time, why string) {
+	e.Helper()
+	for _, x := range after(e.exchanges(n), t) {
+		e.Expect(x.isFreshInit()).To(BeFalse(), "#%d: %s must not cause a reconnect", x.N, why)
+	}
+}
+
+// pollJob runs job_get until the job has completed and returns its snapshot.
+func (e *ClientEnv) pollJob(ctx context.Context, job string) (*clientRun, map[string]string) {
+	e.Helper()
+	for range 50 {
+		r := e.run(ctx, callRun("job_get", map[string]any{"job_id": job}))
+		snap := map[string]string{}
+		for k, v := range structured(r.result().Result) {
+			snap[k] = strings.Trim(string(v), `"`)
+		}
+		if snap["status"] == "completed" {
+			return r, snap
+		}
+		e.Pause(100 * time.Millisecond)
+	}
+	e.Fail("job " + job + " did not complete")
+	return nil, nil
+}
+
+// expiryChecks are the expiry checks.
+func expiryChecks() []def {
+	return []def{
+		{id: "CLI-404-REINIT", opts: serverOpts{plain: true}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			e.expireFirstCall()
+			a := e.run(ctx, callRun("echo", map[string]any{"text": "retried"}))
+			e.Expect(resultText(a.result().Result)).To(Equal("retried"))
+			failed, retry := expectRetried(e, a.n)
+			e.Expect(failed.Status).To(Equal(http.StatusNotFound), "#%d", failed.N)
+			e.Expect(retry.arguments()).To(Equal(failed.arguments()), "#%d: the retry must be the same call", retry.N)
+			// The new session expires too: one retry, then the error.
+			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+				e.srv.expire(x, x.SessionID)
+				return false
+			})
+			b := e.start(callRun("echo", map[string]any{"text": "expires twice"}))
+			b.fails(ctx)
+			e.Expect(e.toolCalls(b.n)).To(HaveLen(2), "after the retry also got 404 the client must stop: one retry, no loop")
+		}},
+
+		{id: "CLI-ENVELOPE", opts: serverOpts{}, need: 20 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			job := callRun("job_start", map[string]any{"steps": 1, "interval_ms": 0})
+			start := e.run(ctx, job)
+			first := str(structured(start.result().Result)["job_id"])
+			e.Expect(first).NotTo(BeEmpty(), "job_start returned no job_id")
+			done, snap := e.pollJob(ctx, first)
+			e.Expect(snap["resume_token"]).NotTo(BeEmpty(), "the completed job has no resume_token")
+			lines, _, _ := done.snapshot()
+			baseline := countReconnected(lines)
+			e.expireFirstCall()
+			c := e.run(ctx, job)
+			failed, retry := expectRetried(e, c.n)
+			e.Expect(failed.Status).To(Equal(http.StatusNotFound), "#%d", failed.N)
+			e.Expect(failed.errorCode()).To(Equal(wire.CodeSessionExpired), "#%d: the server sent the -32003 envelope", failed.N)
+			e.Expect(retry.tool()).To(Equal("job_start"), "#%d: data.resume.method", retry.N)
+			e.Expect(str(retry.arguments()["resume_token"])).To(Equal(snap["resume_token"]),
+				"#%d: the re-issued job_start must carry the stored resume token in resume_token (data.resume.via)", retry.N)
+			lines, _, _ = c.snapshot()
+			e.Expect(countReconnected(lines)).To(Equal(baseline+1),
+				"one reconnected status for the expiry (a run without it reported %d)", baseline)
+			e.srv.setHook(nil)
+			second := str(structured(c.result().Result)["job_id"])
+			_, snap2 := e.pollJob(ctx, second)
+			e.Expect(snap2["conversation_id"]).To(Equal(snap["conversation_id"]), "the conversation must go on after the expiry")
+			e.Expect(snap2["turn"]).To(Equal("2"), "the conversation's next turn")
+		}},
+
+		{id: "CLI-RETRY-ONCE", opts: serverOpts{}, need: 30 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			expired := []string{"Invalid params: Invalid or expired session", "Session expired", "Expired session, please reconnect", "SESSION NOT FOUND", "Unknown session 4f2a"}
+			for _, m := range expired {
+				e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+					if i > 1 {
+						return false
+					}
+					e.srv.rpcError(x, w, -32000, m)
+					return true
+				})
+				r := e.run(ctx, callRun("echo", map[string]any{"text": m}))
+				e.Expect(resultText(r.result().Result)).To(Equal(m), "after the error %q the call must be retried and succeed", m)
+				expectRetried(e, r.n)
+			}
+			for _, m := range []string{"Tool execution failed", "Invalid params: missing text", "", "Session limit reached"} {
+				e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+					if i > 1 {
+						return false
+					}
+					e.srv.rpcError(x, w, -32000, m)
+					return true
+				})
+				r := e.start(callRun("echo", map[string]any{"text": m}))
+				r.fails(ctx)
+				calls := e.toolCalls(r.n)
+				e.Expect(calls).To(HaveLen(1), "the error %q is not a session-expired one: no retry", m)
+				expectNoReconnect(e, r.n, calls[0].At, fmt.Sprintf("the error %q", m))
+			}
+			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+				e.srv.rpcError(x, w, -32000, "Session expired")
+				return true
+			})
+			r := e.start(callRun("echo", map[string]any{"text": "fails twice"}))
+			r.fails(ctx)
+			e.Expect(e.toolCalls(r.n)).To(HaveLen(2), "a failed retry must surface its error: one retry, no loop")
+			// The user's cancel of a call in progress is never retried.
+			e.srv.setHook(nil)
+			c := e.start(callRun("long_operation", map[string]any{"steps": 20, "interval_ms": 100}))
+			c.waitLine(ctx, "a notification", isNotification)
+			at := c.interrupt()
+			c.wait(ctx, runTimeout)
+			e.Expect(e.toolCalls(c.n)).To(HaveLen(1), "a cancel must never cause a retry")
+			expectNoReconnect(e, c.n, at, "a cancel")
+		}},
+
+		{id: "CLI-CANCEL-WAIT", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			var expired atomic.Bool
+			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+				switch {
+				case x.RPC.Method == "tools/call" && expired.CompareAndSwap(false, true):
+					e.srv.expire(x, x.SessionID)
+				case x.isFreshInit() && expired.Load():
+					e.srv.hold(x, r)
+					return true
+				}
+				return false
+			})
+			r := e.start(callRun("echo", map[string]any{"text": "never answered"}))
+			e.waitForDuring(ctx, r, "a new initialize after the 404 (the client waiting to reconnect)", func(x exchange) bool {
+				return strings.HasPrefix(x.Note, "held")
+			})
+			at := r.interrupt()
+			select {
+			case <-r.done:
+			case <-time.After(promptly):
+				r.kill()
+				e.Failf("the client was still waiting %v after the user's cancel (SIGINT)", promptly)
+			}
+			e.Expect(r.ended.Sub(at)).To(BeNumerically("<", promptly))
+			r.declined()
+			e.Expect(r.cancelled()).To(BeTrue(), "the cancel must be reported as a cancel (exit status %d, an end by SIGINT, or a cancelled line), not as an error: %s",
+				contract.ExitCancelled, r.exitText())
+			for _, x := range after(e.exchanges(r.n), at) {
+				e.Expect(x.RPC.Method).NotTo(Equal("tools/call"), "#%d: the call was retried after the cancel", x.N)
+			}
+		}},
+
+		{id: "CLI-RESTART-HINT", opts: serverOpts{hint: true}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			a := e.run(ctx, callRun("echo", map[string]any{"text": "one"}))
+			old := e.sessionOf(a.n)
+			e.Expect(e.srv.restart()).To(Succeed())
+			// A restarted client meets the restarted server.
+			b := e.run(ctx, callRun("echo", map[string]any{"text": "two"}))
+			e.Expect(resultText(b.result().Result)).To(Equal("two"))
+			for _, x := range e.exchanges(b.n) {
+				if x.SessionID == old && x.Status == http.StatusNotFound && x.RespSessionID != "" {
+					expectAdopted(e, b.n, x)
+					break
+				}
+			}
+			// The server restarts under a call.
+			var restarted atomic.Bool
+			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+				if restarted.CompareAndSwap(false, true) {
+					if err := e.srv.restart(); err != nil {
+						e.srv.rec.note(x, "restart failed: %v", err)
+					}
+				}
+				return false
+			})
+			c := e.run(ctx, callRun("echo", map[string]any{"text": "three"}))
+			e.Expect(resultText(c.result().Result)).To(Equal("three"))
+			calls := e.toolCalls(c.n)
+			e.Expect(calls).To(HaveLen(2), "the call must be retried once on the server's new session")
+			e.Expect(calls[0].Status).To(Equal(http.StatusNotFound), "#%d", calls[0].N)
+			e.Expect(calls[0].RespSessionID).NotTo(BeEmpty(), "#%d: the 404 carries no recovery hint", calls[0].N)
+			expectAdopted(e, c.n, calls[0])
+		}},
+	}
+}
+
+// expectAdopted checks that after gone, a 404 naming a new session, run n
+// used that session at once and made none of its own.
+func expectAdopted(e *ClientEnv, n int, gone exchange) {
+	e.Helper()
+	hint := gone.RespSessionID
+	var next *exchange
+	for _, x := range after(e.exchanges(n), gone.At) {
+		e.Expect(x.isFreshInit()).To(BeFalse(), "#%d: a new initialize instead of the session %s the server named in #%d", x.N, hint, gone.N)
+		if next == nil && x.SessionID == hint {
+			next = &x
+		}
+	}
+	e.Expect(next).NotTo(BeNil(), "the client never used the session %s the server named in #%d", hint, gone.N)
+	e.Expect(next.At.Sub(gone.Done)).To(BeNumerically("<", time.Second), "#%d: the retry with the named session must come at once", next.N)
+}
+
+// statuses renders the run's status lines; a reconnected connect is "connected*".
+func statuses(lines []outLine) []string {
+	var out []string
+	for _, l := range lines {
+		if l.Type != contract.LineStatus {
+			continue
+		}
+		s := l.Status
+		if s == contract.StatusConnected && l.Reconnected {
+			s += "*"
+		}
+		if len(out) == 0 || out[len(out)-1] != s {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// statusChecks are the status checks.
+func statusChecks() []def {
+	return []def{
+		{id: "CLI-STATUS", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			e.expireFirstCall()
+			a := e.run(ctx, callRun("echo", map[string]any{"text": "status"}))
+			b := e.run(ctx, actionRun(contract.ActionDisconnect))
+			la, _, _ := a.snapshot()
+			lb, _, _ := b.snapshot()
+			got := append(statuses(la), statuses(lb)...)
+			want := []string{contract.StatusConnecting, contract.StatusConnected, contract.StatusReconnecting, contract.StatusConnected + "*", contract.StatusDisconnected}
+			e.Expect(isSubsequence(want, got)).To(BeTrue(), "status lines %q (connected* = reconnected) must go %q", got, want)
+		}},
+	}
+}

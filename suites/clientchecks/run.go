@@ -1,0 +1,312 @@
+package clientchecks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
+)
+
+// runTimeout bounds one run of the client under test.
+const runTimeout = 30 * time.Second
+
+// promptly is how soon a client must end after the user's cancel.
+const promptly = 2 * time.Second
+
+// outLine is one line the client printed, with its arrival time.
+type outLine struct {
+	contract.Line
+	At  time.Time
+	Raw string
+}
+
+// clientRun is one process of the client under test.
+type clientRun struct {
+	e       *ClientEnv
+	n       int
+	action  contract.Action
+	cmd     *exec.Cmd
+	started time.Time
+
+	mu      sync.Mutex
+	lines   []outLine
+	changed chan struct{} // closed and replaced at every new line and at exit
+	exited  bool
+	code    int    // exit status; -1 if ended by a signal
+	signal  string // the signal that ended it
+	ended   time.Time
+	done    chan struct{}
+}
+
+// lineWriter splits a stream into lines for f.
+type lineWriter struct {
+	mu      sync.Mutex
+	partial []byte
+	f       func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		w.f(strings.TrimRight(string(w.partial[:i]), "\r"))
+		w.partial = w.partial[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		w.f(string(w.partial))
+		w.partial = nil
+	}
+}
+
+// start runs the client under test once: /bin/sh -c 'CMD URL' in its own
+// process group, with the run's contract in the environment.
+func (e *ClientEnv) start(r contract.Run) *clientRun {
+	e.Helper()
+	r.Scenario, r.StateDir, r.URL = e.Entry.ID, e.stateDir, e.srv.url
+	e.mu.Lock()
+	e.nrun++
+	cr := &clientRun{e: e, n: e.nrun, action: r.Action, changed: make(chan struct{}), done: make(chan struct{})}
+	e.mu.Unlock()
+	cmd := exec.Command("/bin/sh", "-c", e.client.Command+" "+shellQuote(r.URL))
+	cmd.Env = append(cleanEnv(), append(r.Env(), fmt.Sprintf("%s=%d", contract.EnvRun, cr.n))...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out := &lineWriter{f: cr.stdout}
+	errw := &lineWriter{f: func(s string) { e.Logf("run %d stderr: %s", cr.n, kit.Clip(s, 600)) }}
+	cmd.Stdout, cmd.Stderr = out, errw
+	cmd.WaitDelay = 2 * time.Second // a child that keeps stdout open
+	cr.cmd = cmd
+	what := string(r.Action)
+	if r.Tool != "" {
+		what += " " + r.Tool + " " + string(r.Arguments)
+	}
+	if r.BearerToken != "" {
+		what += " (with a bearer token)"
+	}
+	e.Logf("== run %d: %s", cr.n, what)
+	e.setRun(cr.n)
+	cr.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		e.Failf("starting the client %q: %v", e.client.Command, err)
+	}
+	e.track(cr)
+	go func() {
+		err := cmd.Wait()
+		out.flush()
+		errw.flush()
+		cr.mu.Lock()
+		cr.exited, cr.ended = true, time.Now()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			cr.code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				cr.signal = ws.Signal().String()
+			}
+		default:
+			cr.code = -1
+			cr.signal = err.Error()
+		}
+		close(cr.changed)
+		cr.changed = make(chan struct{})
+		cr.mu.Unlock()
+		e.Logf("== run %d exited: %s", cr.n, cr.exitText())
+		close(cr.done)
+	}()
+	return cr
+}
+
+func (cr *clientRun) stdout(s string) {
+	l, ok := contract.ParseLine(s)
+	if !ok {
+		cr.e.Logf("run %d stdout (ignored): %s", cr.n, kit.Clip(s, 300))
+		return
+	}
+	cr.e.Logf("run %d stdout: %s", cr.n, kit.Clip(s, 600))
+	cr.mu.Lock()
+	cr.lines = append(cr.lines, outLine{Line: l, At: time.Now(), Raw: s})
+	close(cr.changed)
+	cr.changed = make(chan struct{})
+	cr.mu.Unlock()
+}
+
+// cleanEnv is the harness's environment without any contract variable.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		drop := false
+		for _, v := range contract.Vars {
+			drop = drop || k == v
+		}
+		if !drop {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// snapshot returns the lines so far, whether the run ended, and a channel
+// closed at the next change.
+func (cr *clientRun) snapshot() ([]outLine, bool, <-chan struct{}) {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	return append([]outLine(nil), cr.lines...), cr.exited, cr.changed
+}
+
+func (cr *clientRun) exitText() string {
+	if cr.signal != "" {
+		return "ended by signal (" + cr.signal + ")"
+	}
+	return fmt.Sprintf("exit status %d", cr.code)
+}
+
+// waitLine waits for a line that matches and returns it. A run that ends
+// first fails the check (or skips it, if the client declined).
+func (cr *clientRun) waitLine(ctx context.Context, what string, match func(outLine) bool) outLine {
+	cr.e.Helper()
+	for {
+		lines, exited, changed := cr.snapshot()
+		for _, l := range lines {
+			if match(l) {
+				return l
+			}
+		}
+		if exited {
+			cr.declined()
+			cr.e.Failf("run %d (%s) ended (%s) before printing %s", cr.n, cr.action, cr.exitText(), what)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			cr.e.Failf("run %d (%s): no %s before the check's deadline", cr.n, cr.action, what)
+		}
+	}
+}
+
+// wait waits for the run to end within d and returns its lines.
+func (cr *clientRun) wait(ctx context.Context, d time.Duration) []outLine {
+	cr.e.Helper()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-cr.done:
+	case <-t.C:
+		cr.kill()
+		cr.e.Failf("run %d (%s) still running after %v: the client does not finish", cr.n, cr.action, d)
+	case <-ctx.Done():
+		cr.kill()
+		cr.e.Failf("run %d (%s) still running at the check's deadline", cr.n, cr.action)
+	}
+	cr.e.setRun(0)
+	lines, _, _ := cr.snapshot()
+	return lines
+}
+
+// declined skips the check if the client said it cannot do it.
+func (cr *clientRun) declined() {
+	cr.e.Helper()
+	lines, exited, _ := cr.snapshot()
+	for _, l := range lines {
+		if l.Type == contract.LineNotApplicable {
+			cr.e.Skipf("not applicable: the client declined %s (%s)", cr.action, l.Reason)
+		}
+	}
+	if exited && cr.code == contract.ExitNotApplicable {
+		cr.e.Skipf("not applicable: the client declined %s (exit status %d)", cr.action, contract.ExitNotApplicable)
+	}
+}
+
+// finish waits for the run and expects it to succeed.
+func (cr *clientRun) finish(ctx context.Context) []outLine {
+	cr.e.Helper()
+	lines := cr.wait(ctx, runTimeout)
+	cr.declined()
+	cr.e.Expect(cr.code).To(Equal(0), "run %d (%s) %s; it must succeed", cr.n, cr.action, cr.exitText())
+	return lines
+}
+
+// fails waits for the run and expects it to end with a failure it reports.
+func (cr *clientRun) fails(ctx context.Context) []outLine {
+	cr.e.Helper()
+	lines := cr.wait(ctx, runTimeout)
+	cr.declined()
+	cr.e.Expect(cr.code).NotTo(Equal(0), "run %d (%s) exit status 0; the error must be surfaced, not swallowed", cr.n, cr.action)
+	return lines
+}
+
+// kill is the refresh: SIGKILL to the client's process group, no goodbye.
+func (cr *clientRun) kill() {
+	cr.e.Logf("!! F-REFRESH: run %d killed (SIGKILL)", cr.n)
+	_ = syscall.Kill(-cr.cmd.Process.Pid, syscall.SIGKILL)
+	<-cr.done
+	cr.e.setRun(0)
+}
+
+// interrupt is the user's Ctrl-C: SIGINT to the client's process group.
+func (cr *clientRun) interrupt() time.Time {
+	cr.e.Logf("!! the user cancels: SIGINT to run %d", cr.n)
+	_ = syscall.Kill(-cr.cmd.Process.Pid, syscall.SIGINT)
+	return time.Now()
+}
+
+// cancelled reports whether the run reported a cancel: exit status 130,
+// an end by SIGINT, or a line saying so.
+func (cr *clientRun) cancelled() bool {
+	lines, _, _ := cr.snapshot()
+	for _, l := range lines {
+		if l.Type == contract.LineCancelled || (l.Type == contract.LineError && l.Cancelled) {
+			return true
+		}
+	}
+	return cr.code == contract.ExitCancelled || cr.signal == syscall.SIGINT.String()
+}
+
+// result returns the run's result line.
+func (cr *clientRun) result() outLine {
+	cr.e.Helper()
+	lines, _, _ := cr.snapshot()
+	for _, l := range lines {
+		if l.Type == contract.LineResult {
+			return l
+		}
+	}
+	cr.e.Failf("run %d (%s) printed no result line", cr.n, cr.action)
+	return outLine{}
+}
+
+// ofType returns the run's lines of a type.
+func (cr *clientRun) ofType(t string) []outLine {
+	lines, _, _ := cr.snapshot()
+	var out []outLine
+	for _, l := range lines {
+		if l.Type == t {
+			out = append(out, l)
+		}
+	}
+	return out
+}

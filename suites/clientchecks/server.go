@@ -1,0 +1,222 @@
+package clientchecks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/reference/server"
+)
+
+// serverOpts configure a client check's scripted server.
+type serverOpts struct {
+	// plain answers an unknown session id with a plain 404 (-32001
+	// "Session not found") instead of the -32003 envelope.
+	plain bool
+	// hint answers a stale session id with 404 plus a new, initialized
+	// session's id (recovery hint).
+	hint bool
+	// token is a bearer token the server requires (empty: none).
+	token string
+}
+
+// hook sees every request before the reference server does; it returns
+// true when it answered the request itself.
+type hook func(x *exchange, w http.ResponseWriter, r *http.Request) bool
+
+// scriptedServer is the reference server behind a recording middleware
+// whose hook a check scripts: expire a session at a chosen request, answer
+// with an error, hold a request, close a stream with a retry field, or
+// restart the server (a new, empty session table on the same port).
+type scriptedServer struct {
+	cfg     server.Config
+	token   string
+	rec     *clientRecorder
+	url     string
+	hs      *http.Server
+	closing chan struct{}
+
+	mu   sync.Mutex
+	srv  *server.Server
+	stop context.CancelFunc
+	ran  chan struct{}
+	hook hook
+}
+
+// clientServerConfig is the reference server of client checks: the
+// production timings for sessions (a session never expires by itself
+// during a check) and short ones for streams.
+func clientServerConfig(o serverOpts) server.Config {
+	cfg := server.Config{
+		ReaperInterval:  10 * time.Second,
+		IdleThreshold:   time.Minute,
+		GracePeriod:     time.Minute,
+		SSERetry:        500 * time.Millisecond,
+		ExpiredResponse: server.ExpiredEnvelope,
+		RecoveryHint:    o.hint,
+		Logger:          slog.New(slog.DiscardHandler),
+	}
+	if o.plain {
+		cfg.ExpiredResponse = server.ExpiredPlain
+	}
+	if o.token != "" {
+		cfg.BearerTokens = map[string]string{o.token: "user"}
+	}
+	return cfg
+}
+
+func startScripted(o serverOpts, rec *clientRecorder) (*scriptedServer, error) {
+	s := &scriptedServer{cfg: clientServerConfig(o), token: o.token, rec: rec, closing: make(chan struct{})}
+	if err := s.boot(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.halt()
+		return nil, err
+	}
+	s.url = "http://" + ln.Addr().String() + "/mcp"
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s)
+	s.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.hs.Serve(ln) }()
+	return s, nil
+}
+
+// boot starts a new reference server (an empty session table).
+func (s *scriptedServer) boot() error {
+	srv, err := server.New(s.cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { srv.Run(ctx); close(ran) }()
+	s.mu.Lock()
+	s.srv, s.stop, s.ran = srv, stop, ran
+	s.mu.Unlock()
+	return nil
+}
+
+// halt stops the current reference server: its sessions end, and so do
+// their streams.
+func (s *scriptedServer) halt() {
+	s.mu.Lock()
+	stop, ran := s.stop, s.ran
+	s.mu.Unlock()
+	stop()
+	<-ran
+}
+
+// restart is F-RESTART: every session is lost; the port stays.
+func (s *scriptedServer) restart() error {
+	s.rec.logf("!! F-RESTART: the server restarts with an empty session table")
+	s.halt()
+	return s.boot()
+}
+
+// close stops everything, releasing held requests first.
+func (s *scriptedServer) close() {
+	close(s.closing)
+	s.halt()
+	s.hs.Close()
+}
+
+func (s *scriptedServer) setHook(h hook) {
+	s.mu.Lock()
+	s.hook = h
+	s.mu.Unlock()
+}
+
+func (s *scriptedServer) current() (*server.Server, hook) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.srv, s.hook
+}
+
+func (s *scriptedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err != nil {
+		http.Error(w, "reading body", http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	x := s.rec.add(r, body)
+	cw := &captureWriter{ResponseWriter: w, rec: s.rec, x: x}
+	defer func() {
+		s.rec.update(x, func(x *exchange) { x.Done = time.Now() })
+		s.rec.logf("#%d   end", x.N)
+	}()
+	srv, h := s.current()
+	if h != nil && h(x, cw, r) {
+		return
+	}
+	srv, _ = s.current() // the hook may have restarted it
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if cw.cut != nil {
+		cw.cut.cancel = cancel
+	}
+	srv.ServeHTTP(cw, r.WithContext(ctx))
+}
+
+// expire ends a session for good, as the reaper or an operator would:
+// from now on its id gets 404 (the envelope or the plain answer).
+func (s *scriptedServer) expire(x *exchange, sid string) {
+	srv, _ := s.current()
+	req := httptest.NewRequest(http.MethodDelete, s.url, nil)
+	req.Header.Set(wire.HeaderSessionID, sid)
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	rr := httptest.NewRecorder()
+	srv.ServeHTTP(rr, req)
+	s.rec.note(x, "the server expired session %s before answering (%d)", sid, rr.Code)
+}
+
+// cutAfter arms x's answer to close after n SSE events, with retry.
+func (s *scriptedServer) cutAfter(w http.ResponseWriter, n int, retry time.Duration) {
+	cw := w.(*captureWriter)
+	cw.cut = &cutSpec{after: n, retry: retry, cancel: func() {}}
+}
+
+// hold keeps a request waiting for an answer until the client gives up
+// (or the check ends): a server that is slow to give a new session.
+func (s *scriptedServer) hold(x *exchange, r *http.Request) {
+	s.rec.note(x, "held: no answer until the client gives up")
+	select {
+	case <-r.Context().Done():
+	case <-s.closing:
+	}
+}
+
+// rpcError answers a request with a JSON-RPC error (HTTP 200).
+func (s *scriptedServer) rpcError(x *exchange, w http.ResponseWriter, code int, msg string) {
+	s.rec.note(x, "answered with JSON-RPC error %d %q", code, msg)
+	id := x.RPC.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+// refuse answers 400 with a JSON-RPC error: the server will not let the
+// client rejoin that session.
+func (s *scriptedServer) refuse(x *exchange, w http.ResponseWriter) {
+	s.rec.note(x, "refused: this session cannot be rejoined")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	fmt.Fprint(w, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Bad Request: this session cannot be rejoined"},"id":null}`)
+}

@@ -1,0 +1,170 @@
+package clientchecks
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/contract"
+)
+
+// A long call that is still running when the client is killed.
+var longCall = callRun("long_operation", map[string]any{"steps": 100, "interval_ms": 100})
+
+// reconnectToken is the bearer token CLI-RECONNECT gives the client.
+const reconnectToken = "conform-token"
+
+// sessionChecks are the sessions checks.
+func sessionChecks() []def {
+	return []def{
+		{id: "CLI-PERSIST", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			a := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 20}))
+			first := a.result()
+			b := e.start(longCall)
+			b.waitLine(ctx, "a log line", isLog)
+			b.kill()
+			sid := e.sessionOf(b.n)
+			c := e.run(ctx, actionRun(contract.ActionShow))
+			e.Expect(e.exchanges(c.n)).To(BeEmpty(), "show must not contact the server")
+			st := c.stored()
+			e.Expect(st.SessionID).To(Equal(sid), "stored session id: the session of the killed run")
+			e.Expect(st.ServerURL).To(Equal(e.srv.url), "stored server URL")
+			e.Expect(resultText(st.LastResult)).To(Equal(resultText(first.Result)), "stored last result: the result of the last call that completed")
+			var printed []string
+			for _, l := range append(a.ofType(contract.LineNotification), b.ofType(contract.LineNotification)...) {
+				if isLog(l) {
+					printed = append(printed, logData(l.Params))
+				}
+			}
+			var stored []string
+			for _, p := range st.Logs {
+				stored = append(stored, logData(p))
+			}
+			e.Expect(isSubsequence(printed, stored)).To(BeTrue(), "stored logs %q must hold every log line printed, in order: %q", stored, printed)
+			ids := eventIDs(e.toolCalls(b.n)[0])
+			e.Expect(ids).To(ContainElement(st.LastEventID), "stored last event id %q is not an event of the killed call's stream %q", st.LastEventID, ids)
+		}},
+
+		{id: "CLI-CLEAR-ON-DISCONNECT", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			a := e.start(longCall)
+			a.waitLine(ctx, "a notification", isNotification)
+			a.kill()
+			sid := e.sessionOf(a.n)
+			b := e.run(ctx, actionRun(contract.ActionShow))
+			e.Expect(b.stored().SessionID).To(Equal(sid), "after a kill the session id must still be stored")
+			c := e.run(ctx, actionRun(contract.ActionDisconnect))
+			deleted := false
+			for _, x := range e.exchanges(c.n) {
+				deleted = deleted || (x.Method == http.MethodDelete && x.SessionID == sid && x.Status < 300)
+			}
+			e.Expect(deleted).To(BeTrue(), "the disconnect must end session %s on the server (DELETE)", sid)
+			d := e.run(ctx, actionRun(contract.ActionShow))
+			e.Expect(d.stored().SessionID).To(BeEmpty(), "after the user's disconnect no session id may be stored")
+			f := e.run(ctx, callRun("echo", map[string]any{"text": "after the disconnect"}))
+			for _, x := range e.exchanges(f.n) {
+				e.Expect(x.SessionID).NotTo(Equal(sid), "#%d: the disconnected session was presented again", x.N)
+			}
+			e.Expect(e.createdIn(f.n)).NotTo(BeEmpty(), "after the disconnect the client must start a new session")
+		}},
+
+		{id: "CLI-RECONNECT", opts: serverOpts{token: reconnectToken}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			first := longCall
+			first.BearerToken = reconnectToken
+			a := e.start(first)
+			a.waitLine(ctx, "a notification", isNotification)
+			a.kill()
+			sid := e.sessionOf(a.n)
+			version := ""
+			for _, x := range e.exchanges(a.n) {
+				if x.isFreshInit() && x.RespSessionID == sid {
+					version = x.version()
+				}
+			}
+			e.Expect(version).NotTo(BeEmpty(), "no InitializeResult for session %s", sid)
+			// The restarted client gets no token: it must use the stored one.
+			b := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 200}))
+			xs := e.exchanges(b.n)
+			e.Expect(xs).NotTo(BeEmpty())
+			e.Expect(xs[0].SessionID).To(Equal(sid), "the restarted client's first request must carry the stored session id")
+			opened := false
+			for _, x := range xs {
+				e.Expect(x.isFreshInit()).To(BeFalse(), "#%d: a new session instead of the stored one", x.N)
+				e.Expect(x.SessionID).To(Equal(sid), "#%d: every request goes to the stored session", x.N)
+				e.Expect(x.Authorization).To(Equal("Bearer "+reconnectToken), "#%d: the stored bearer token must be sent, with no new auth flow", x.N)
+				if !x.isInit() {
+					e.Expect(x.ProtocolVersion).To(Equal(version), "#%d: MCP-Protocol-Version must be the negotiated %s", x.N, version)
+				}
+				opened = opened || (x.Method == http.MethodGet && x.opened())
+			}
+			e.Expect(opened).To(BeTrue(), "the rejoined client opened no GET stream")
+			c := e.run(ctx, actionRun(contract.ActionList))
+			var served []string
+			for _, x := range e.exchanges(c.n) {
+				e.Expect(x.SessionID).To(Equal(sid), "#%d: every request goes to the stored session", x.N)
+				if x.RPC.Method == "tools/list" {
+					served = append(served, toolNames(x.result())...)
+				}
+			}
+			tools := c.ofType(contract.LineTools)
+			e.Expect(tools).To(HaveLen(1), "list prints one tools line")
+			var listed []string
+			for _, t := range tools[0].Tools {
+				listed = append(listed, t.Name)
+			}
+			e.Expect(listed).NotTo(BeEmpty(), "no tools listed")
+			e.Expect(listed).To(ConsistOf(served), "the rejoined client must see the session's tools")
+		}},
+
+		{id: "CLI-FALLBACK", opts: serverOpts{}, need: 15 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			a := e.run(ctx, callRun("echo", map[string]any{"text": "before the restart"}))
+			old := e.sessionOf(a.n)
+			e.Expect(e.srv.restart()).To(Succeed())
+			b := e.run(ctx, callRun("echo", map[string]any{"text": "after the restart"}))
+			e.Expect(resultText(b.result().Result)).To(Equal("after the restart"))
+			expectFresh(e, b.n, old)
+			c := e.run(ctx, callRun("echo", map[string]any{"text": "later"}))
+			for _, x := range e.exchanges(c.n) {
+				e.Expect(x.SessionID).NotTo(Equal(old), "#%d: the gone session is still stored and presented", x.N)
+			}
+			// The server refuses to let the client rejoin its current session.
+			refused := e.sessionOf(c.n)
+			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+				if x.SessionID != refused {
+					return false
+				}
+				e.srv.refuse(x, w)
+				return true
+			})
+			d := e.run(ctx, callRun("echo", map[string]any{"text": "after a refusal"}))
+			e.Expect(resultText(d.result().Result)).To(Equal("after a refusal"))
+			expectFresh(e, d.n, refused)
+			f := e.run(ctx, callRun("echo", map[string]any{"text": "last"}))
+			for _, x := range e.exchanges(f.n) {
+				e.Expect(x.SessionID).NotTo(Equal(refused), "#%d: the refused session is still stored and presented", x.N)
+			}
+		}},
+	}
+}
+
+// expectFresh checks that run n called its tool on a session it created
+// itself and, once the server answered 404 for old, presented old no more.
+func expectFresh(e *ClientEnv, n int, old string) {
+	calls := e.toolCalls(n)
+	e.Expect(calls).NotTo(BeEmpty(), "run %d sent no tools/call", n)
+	last := calls[len(calls)-1]
+	e.Expect(e.createdIn(n)).To(ContainElement(last.SessionID), "run %d: the tool must be called on a fresh session (initialize without a session id), not on %q", n, last.SessionID)
+	var goneAt time.Time
+	for _, x := range e.exchanges(n) {
+		if x.SessionID == old && x.Status == http.StatusNotFound && goneAt.IsZero() {
+			goneAt = x.At
+		}
+	}
+	if goneAt.IsZero() {
+		return
+	}
+	for _, x := range after(e.exchanges(n), goneAt) {
+		e.Expect(x.SessionID).NotTo(Equal(old), "#%d: session %s was presented again after the server answered 404 for it", x.N, old)
+	}
+}

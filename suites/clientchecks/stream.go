@@ -1,0 +1,95 @@
+package clientchecks
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/contract"
+)
+
+// retryField is the retry the scripted server sends before it closes a
+// stream: longer than common default reconnect delays (1 s), so a client
+// that ignores it is seen.
+const retryField = 1200 * time.Millisecond
+
+// retrySlack is how much later than retryField a reconnect may come.
+const retrySlack = 1500 * time.Millisecond
+
+// streamChecks are the streams checks.
+func streamChecks() []def {
+	return []def{
+		{id: "CLI-RESUME", opts: serverOpts{}, need: 15 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			const n, interval = 6, 400 * time.Millisecond
+			a := e.start(callRun("long_operation", map[string]any{"steps": n, "interval_ms": interval.Milliseconds()}))
+			a.waitLine(ctx, "the log line of step 2", logStep(2))
+			a.kill()
+			callX := e.toolCalls(a.n)[0]
+			// The refresh window: steps go on while no client is there.
+			e.Pause(2 * interval)
+			b := e.run(ctx, actionRun(contract.ActionResume))
+			e.Expect(resultText(b.result().Result)).To(Equal("completed 6 steps"), "the resumed call's result")
+			sent := eventIDs(callX)
+			resumed := false
+			for _, x := range e.exchanges(b.n) {
+				if x.Method == http.MethodGet && slices.Contains(sent, x.LastEventID) {
+					resumed = true
+				}
+			}
+			e.Expect(resumed).To(BeTrue(), "the restarted client never resumed the call's stream with Last-Event-ID (one of %q)", sent)
+			before, after := a.ofType(contract.LineNotification), b.ofType(contract.LineNotification)
+			e.Expect(append(steps(before), steps(after)...)).To(Equal(allSteps(n)),
+				"every notification must reach the application exactly once, in order (before the kill %q, after %q)", steps(before), steps(after))
+			e.expectUniqueEventIDs(append(before, after...))
+		}},
+
+		{id: "CLI-RETRY-FIELD", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+			const n = 4
+			var armed atomic.Bool
+			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+				if x.tool() == "long_operation" && armed.CompareAndSwap(false, true) {
+					e.srv.rec.note(x, "to be closed after its priming event and the first step's two notifications, with retry %v", retryField)
+					e.srv.cutAfter(w, 3, retryField)
+				}
+				return false
+			})
+			r := e.run(ctx, callRun("long_operation", map[string]any{"steps": n, "interval_ms": 300}))
+			e.Expect(resultText(r.result().Result)).To(Equal("completed 4 steps"))
+			callX := e.toolCalls(r.n)[0]
+			e.Expect(callX.CutAt.IsZero()).To(BeFalse(), "the server did not get to close the stream")
+			sent := eventIDs(callX)
+			var first *exchange
+			for _, x := range e.exchanges(r.n) {
+				if x.Method == http.MethodGet && slices.Contains(sent, x.LastEventID) {
+					first = &x
+					break
+				}
+			}
+			e.Expect(first).NotTo(BeNil(), "the client never reconnected the closed stream with Last-Event-ID (one of %q)", sent)
+			waited := first.At.Sub(callX.CutAt)
+			e.Expect(waited).To(BeNumerically(">=", retryField), "#%d: reconnected %v after the close, before the server's retry of %v", first.N, waited, retryField)
+			e.Expect(waited).To(BeNumerically("<", retryField+retrySlack), "#%d: reconnected only %v after the close (retry %v)", first.N, waited, retryField)
+			lines := r.ofType(contract.LineNotification)
+			// Notifications sent while the stream is closed may take the
+			// session's GET stream: exactly once, but not always in order.
+			e.Expect(steps(lines)).To(ConsistOf(allSteps(n)), "every notification exactly once")
+			e.expectUniqueEventIDs(lines)
+		}},
+	}
+}
+
+// expectUniqueEventIDs: no event id reached the application twice.
+func (e *ClientEnv) expectUniqueEventIDs(lines []outLine) {
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if l.EventID == "" {
+			continue
+		}
+		e.Expect(seen[l.EventID]).To(BeFalse(), "event %s was handed to the application twice", l.EventID)
+		seen[l.EventID] = true
+	}
+}

@@ -1,0 +1,90 @@
+// Package kit is what every conformance check is built from, on either side:
+// the check itself (a catalogue entry, the time it needs, its body), the
+// per-check handle T (Gomega assertions, skip, fail, cleanup, the exchange
+// log), and the waits that bound every check by its deadline.
+//
+// A check runs in a goroutine of its own, beside other checks, so nothing
+// here is global: every assertion goes through the check's own T.
+package kit
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+)
+
+// Check is one conformance check.
+type Check struct {
+	Entry catalogue.Entry
+	// Need is how long the check takes against a target that behaves,
+	// derived from what the target declares (the notifying tool's run,
+	// the grace timings). The check's deadline is 2*Need plus the run's
+	// margin, so a target that never sends what a check awaits fails it
+	// in bounded time.
+	Need time.Duration
+	// Run is the body. It asserts through t; returning is a pass.
+	Run func(t *T)
+}
+
+// Deadline is how long the check may take: twice its need plus margin.
+func (c Check) Deadline(margin time.Duration) time.Duration { return 2*c.Need + margin }
+
+// State is how a check ended.
+type State int
+
+// States.
+const (
+	Passed State = iota
+	Failed
+	Skipped
+	// Abandoned is a check whose body did not return by its deadline plus
+	// the grace the runner allows; it is failed and left behind.
+	Abandoned
+)
+
+// Result is the outcome of running one check.
+type Result struct {
+	State State
+	// Message says why the check failed or was skipped.
+	Message string
+	// Location is the file:line of the failed assertion.
+	Location string
+	// Exchange is the check's exchange log (requests, statuses, SSE lines,
+	// faults) with times from its start.
+	Exchange string
+	Took     time.Duration
+}
+
+// abandonGrace is how long after its deadline a check's body may take to
+// notice that its context ended before the runner gives up on it.
+const abandonGrace = 10 * time.Second
+
+// Execute runs c with deadline d under ctx and returns its result. The
+// check's cleanups run when its body ends, LIFO, each with its own short
+// context (like t.Cleanup in package testing).
+func Execute(ctx context.Context, c Check, d time.Duration) Result {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	t := newT(ctx, c.Entry)
+	done := make(chan Result, 1)
+	began := time.Now()
+	go func() {
+		r := t.run(c.Run)
+		r.Took = time.Since(began)
+		done <- r
+	}()
+	hard := time.NewTimer(d + abandonGrace)
+	defer hard.Stop()
+	select {
+	case r := <-done:
+		return r
+	case <-hard.C:
+		return Result{
+			State:    Abandoned,
+			Message:  "the check did not end within its deadline of " + d.Round(time.Millisecond).String() + " (a wait ignored it); it was abandoned",
+			Exchange: t.log.String(),
+			Took:     time.Since(began),
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+)
+
+// T is one running check's handle: its context, Gomega assertions that
+// fail only this check, skip, cleanup and its exchange log. Its methods
+// that end the check (Fail, Skip, a failed assertion) must be called from
+// the check's own goroutine, as with testing.T.FailNow.
+type T struct {
+	gomega.Gomega
+	Entry catalogue.Entry
+
+	ctx context.Context
+	log *Log
+
+	mu       sync.Mutex
+	cleanups []func(context.Context)
+	helpers  map[string]bool
+}
+
+// ended is the panic value that ends a check's body early.
+type ended struct {
+	state    State
+	message  string
+	location string
+}
+
+func newT(ctx context.Context, e catalogue.Entry) *T {
+	t := &T{Entry: e, ctx: ctx, log: NewLog(), helpers: map[string]bool{}}
+	t.Gomega = gomega.NewGomega(func(message string, _ ...int) {
+		panic(ended{state: Failed, message: message, location: t.location()})
+	})
+	return t
+}
+
+// Context ends at the check's deadline or when the run is interrupted.
+func (t *T) Context() context.Context { return t.ctx }
+
+// Log is the check's exchange log.
+func (t *T) Log() *Log { return t.log }
+
+// Logf adds a line to the exchange log.
+func (t *T) Logf(format string, args ...any) { t.log.Printf(format, args...) }
+
+// Fail ends the check as failed.
+func (t *T) Fail(message string) {
+	panic(ended{state: Failed, message: message, location: t.location()})
+}
+
+// Failf is Fail with a format.
+func (t *T) Failf(format string, args ...any) { t.Fail(fmt.Sprintf(format, args...)) }
+
+// Skip ends the check as skipped; reason says why it does not apply.
+func (t *T) Skip(reason string) { panic(ended{state: Skipped, message: reason}) }
+
+// Skipf is Skip with a format.
+func (t *T) Skipf(format string, args ...any) { t.Skip(fmt.Sprintf(format, args...)) }
+
+// Cleanup registers f to run when the check ends, pass or fail, with a
+// context of its own (the check's may be over).
+func (t *T) Cleanup(f func(ctx context.Context)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, f)
+}
+
+// Helper marks the calling function as a helper: a failure inside it is
+// reported at its caller, as with testing.T.Helper.
+func (t *T) Helper() {
+	pc, _, _, ok := runtime.Caller(1)
+	if !ok {
+		return
+	}
+	name := runtime.FuncForPC(pc).Name()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.helpers[name] = true
+}
+
+// cleanupTimeout bounds each cleanup (a DELETE of the check's session, a
+// proxy's removal).
+const cleanupTimeout = 5 * time.Second
+
+// run runs body and the cleanups, and turns how body ended into a Result.
+func (t *T) run(body func(*T)) (r Result) {
+	defer func() {
+		t.runCleanups()
+		r.Exchange = t.log.String()
+	}()
+	defer func() {
+		switch v := recover().(type) {
+		case nil:
+			if err := t.ctx.Err(); err != nil && r.State == Passed {
+				// A body that returned only because its context ended did not pass.
+				r = Result{State: Failed, Message: endedEarly(t.ctx)}
+			}
+		case ended:
+			r = Result{State: v.state, Message: v.message, Location: v.location}
+		default:
+			r = Result{State: Failed, Message: fmt.Sprintf("panic: %v\n%s", v, debug.Stack()), Location: t.location()}
+		}
+	}()
+	body(t)
+	return Result{State: Passed}
+}
+
+// endedEarly says why a check's context ended.
+func endedEarly(ctx context.Context) string {
+	cause := context.Cause(ctx)
+	if cause == context.DeadlineExceeded {
+		return "the check's deadline passed before it could finish"
+	}
+	return "interrupted: " + cause.Error()
+}
+
+func (t *T) runCleanups() {
+	t.mu.Lock()
+	cs := t.cleanups
+	t.cleanups = nil
+	t.mu.Unlock()
+	for i := len(cs) - 1; i >= 0; i-- {
+		func() {
+			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+			defer cancel()
+			defer func() { _ = recover() }() // a failing cleanup does not change the verdict
+			cs[i](ctx)
+		}()
+	}
+}
+
+// location is the first caller outside Gomega, this package, the runtime
+// and the functions marked with Helper.
+func (t *T) location() string {
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		f, more := frames.Next()
+		if !skipFrame(f.Function) && !t.helpers[f.Function] {
+			return filepath.Base(filepath.Dir(f.File)) + "/" + filepath.Base(f.File) + fmt.Sprintf(":%d", f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+func skipFrame(fn string) bool {
+	for _, p := range []string{"runtime.", "github.com/onsi/gomega", "github.com/mcp-conform/mcp-conform/suites/kit.", "reflect."} {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,178 @@
+package serverchecks
+
+import (
+	. "github.com/onsi/gomega"
+
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// call is a tools/call of the profile's notifying tool on its own POST stream.
+type call struct {
+	token string
+	id    string // the request's JSON-RPC id as JSON text
+	post  *collector
+}
+
+// startNotifying calls the notifying tool with a progress token and returns
+// while its POST stream is open.
+func (e *Env) startNotifying(ctx context.Context, c *wire.Client, sid, token string) *call {
+	t := e.Config.Tools.Notifying
+	body := c.Request("tools/call", wire.ToolParams(t.Name, t.Arguments, token))
+	id, _ := json.Marshal(body["id"])
+	req, err := c.NewHTTPRequest(ctx, http.MethodPost, sid, body)
+	e.Expect(err).NotTo(HaveOccurred())
+	s, err := c.Open(req)
+	if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusOK {
+		e.Skip("the target answered tools/call with a JSON body, not an SSE stream; this check needs the response streamed")
+	}
+	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
+	return &call{token: token, id: string(id), post: e.collect("POST "+t.Name, s)}
+}
+
+// isNote reports whether m is one of the call's counted notifications.
+func (e *Env) isNote(m wire.Message, k *call) bool {
+	method := e.Config.Tools.Notifying.Method
+	if m.Method != method {
+		return false
+	}
+	if method != "notifications/progress" {
+		return true
+	}
+	var p struct {
+		Token any `json:"progressToken"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	return fmt.Sprint(p.Token) == k.token
+}
+
+// notes returns the params of the call's notifications among msgs.
+func (e *Env) notes(msgs []wire.Message, k *call) []string {
+	var out []string
+	for _, m := range msgs {
+		if e.isNote(m, k) {
+			out = append(out, string(m.Params))
+		}
+	}
+	return out
+}
+
+// isResponse reports whether m is the call's response.
+func (k *call) isResponse(m wire.Message) bool {
+	return m.IsResponse() && string(m.ID) == k.id
+}
+
+// response returns the call's response among msgs, if any.
+func (k *call) response(msgs []wire.Message) (wire.Message, bool) {
+	for _, m := range msgs {
+		if k.isResponse(m) {
+			return m, true
+		}
+	}
+	return wire.Message{}, false
+}
+
+// expectSequence checks that parts, read in order from successive streams,
+// form the call's whole notification sequence: every one once, in order.
+func (e *Env) expectSequence(parts ...[]string) {
+	var all []string
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	seen := map[string]int{}
+	for i, n := range all {
+		if j, dup := seen[n]; dup {
+			e.Failf("notification delivered twice (positions %d and %d): %s", j+1, i+1, n)
+		}
+		seen[n] = i
+	}
+	want := e.Config.Tools.Notifying.Notifications
+	e.Expect(all).To(HaveLen(want), "every notification of the call exactly once (got %d of %d)", len(all), want)
+	if e.Config.Tools.Notifying.Method == "notifications/progress" {
+		last := -1.0
+		for _, n := range all {
+			var p struct{ Progress float64 }
+			_ = json.Unmarshal([]byte(n), &p)
+			e.Expect(p.Progress).To(BeNumerically(">", last), "progress notifications in order: %v", all)
+			last = p.Progress
+		}
+	}
+}
+
+// expectOnce checks that parts, read from different streams, hold the
+// call's notifications exactly once between them (order across streams is
+// not defined).
+func (e *Env) expectOnce(parts ...[]string) {
+	seen := map[string]bool{}
+	n := 0
+	for _, p := range parts {
+		for _, note := range p {
+			e.Expect(seen).NotTo(HaveKey(note), "notification delivered on more than one stream, or twice: %s", note)
+			seen[note] = true
+			n++
+		}
+	}
+	want := e.Config.Tools.Notifying.Notifications
+	e.Expect(n).To(Equal(want), "every notification of the call exactly once (got %d of %d)", n, want)
+}
+
+// responses returns the JSON-RPC responses among msgs.
+func responses(msgs []wire.Message) []wire.Message {
+	var out []wire.Message
+	for _, m := range msgs {
+		if m.IsResponse() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// awaitResponse waits until the call's response arrives on c.
+func (e *Env) awaitResponse(ctx context.Context, k *call, c *collector) wire.Message {
+	var m wire.Message
+	e.Eventually(func() bool {
+		var ok bool
+		m, ok = k.response(c.Messages())
+		return ok
+	}).Should(BeTrue(), "the response of %s on %s", k.token, c.name)
+	return m
+}
+
+// notesElsewhere explains why a check that cuts a call mid-stream cannot run.
+const notesElsewhere = "the target does not send the notifying tool's notifications on the call's POST stream (for example, logging not related to the request goes to the standalone stream)"
+
+// awaitPostNotes waits until n of the call's notifications arrived on its
+// POST stream. A call that answers first sends them elsewhere: a check that
+// needs to cut the call between notifications cannot run, and is skipped.
+func (e *Env) awaitPostNotes(ctx context.Context, k *call, n int) {
+	e.Eventually(func() bool {
+		_, done := k.response(k.post.Messages())
+		return done || len(e.notes(k.post.Messages(), k)) >= n
+	}).Should(BeTrue(), "%d notifications of %s, or its response, on its POST stream", n, k.token)
+	if got := len(e.notes(k.post.Messages(), k)); got < n {
+		e.Skip(fmt.Sprintf("the call answered with %d of its notifications on its POST stream: %s", got, notesElsewhere))
+	}
+}
+
+// needIDs skips a resumption check when the stream carries no event ids.
+func (e *Env) needIDs(c *collector) {
+	if c.LastID() == "" {
+		e.Skip("the target's SSE events carry no ids, so streams cannot be resumed")
+	}
+}
+
+// resume opens GET with Last-Event-ID; a refusal skips the check as "not
+// resumable" unless the check requires resumption.
+func (e *Env) resume(ctx context.Context, sid, lastID string) *collector {
+	s, err := e.get(ctx, e.C, sid, lastID)
+	if se := new(wire.StatusError); errors.As(err, &se) && se.Status != http.StatusNotFound && !e.Entry.ResumeRequired {
+		e.Skip("the target does not resume streams: GET with Last-Event-ID got HTTP " + http.StatusText(se.Status))
+	}
+	e.Expect(err).NotTo(HaveOccurred(), "GET with Last-Event-ID %q", lastID)
+	return e.collect("GET after "+lastID, s)
+}

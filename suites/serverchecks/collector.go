@@ -1,0 +1,152 @@
+package serverchecks
+
+import (
+	. "github.com/onsi/gomega"
+
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/sse"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
+)
+
+// collector reads an SSE stream in the background, so a check can wait on
+// what arrived with Eventually and still see a stream that never ends.
+type collector struct {
+	t      *kit.T
+	name   string
+	s      *wire.Stream
+	mu     sync.Mutex
+	events []sse.Event
+	err    error
+	done   chan struct{}
+}
+
+func (e *Env) collect(name string, s *wire.Stream) *collector {
+	c := &collector{t: e.T, name: name, s: s, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		for {
+			ev, err := s.Next()
+			c.mu.Lock()
+			if err != nil {
+				c.err = err
+				c.mu.Unlock()
+				return
+			}
+			c.events = append(c.events, ev)
+			c.mu.Unlock()
+		}
+	}()
+	e.Cleanup(func(context.Context) { c.Close() })
+	return c
+}
+
+// Close closes the stream's connection and waits for the reader.
+func (c *collector) Close() {
+	c.s.Close()
+	<-c.done
+}
+
+// Events returns the events read so far.
+func (c *collector) Events() []sse.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]sse.Event(nil), c.events...)
+}
+
+// Ended reports whether the stream ended (EOF or a read error).
+func (c *collector) Ended() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// LastID returns the id of the last event that carried one.
+func (c *collector) LastID() string {
+	evs := c.Events()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].ID != "" {
+			return evs[i].ID
+		}
+	}
+	return ""
+}
+
+// Messages decodes the JSON-RPC messages among the events read so far.
+func (c *collector) Messages() []wire.Message {
+	return decode(c.t, c.Events())
+}
+
+// decode decodes the JSON-RPC messages among evs; data that is not one
+// fails the check.
+func decode(t *kit.T, evs []sse.Event) []wire.Message {
+	var out []wire.Message
+	for _, ev := range evs {
+		if strings.TrimSpace(ev.Data) == "" {
+			continue
+		}
+		var m wire.Message
+		if err := json.Unmarshal([]byte(ev.Data), &m); err != nil {
+			t.Failf("SSE event %q carries data that is not a JSON-RPC message: %v", ev.ID, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// openGET opens the standalone GET stream (or resumes one with lastID) and
+// fails the check unless it is an SSE stream.
+func (e *Env) openGET(ctx context.Context, c *wire.Client, sid, lastID string) *collector {
+	s, err := e.get(ctx, c, sid, lastID)
+	if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
+		e.Skip("the target answers GET with 405: it offers no standalone stream")
+	}
+	e.Expect(err).NotTo(HaveOccurred(), "GET stream (Last-Event-ID %q)", lastID)
+	name := "GET"
+	if lastID != "" {
+		name = "GET after " + lastID
+	}
+	return e.collect(name, s)
+}
+
+// get opens a GET stream. Right after a cut, a server that allows one
+// stream per id may not have noticed the old one is gone and answer 409;
+// a client would retry, and so does get, for a while. (GET-STALE-REPLACED
+// is the check that says this should not be needed.)
+func (e *Env) get(ctx context.Context, c *wire.Client, sid, lastID string) (*wire.Stream, error) {
+	s, err := c.OpenGET(ctx, sid, lastID)
+	for end := time.Now().Add(conflictRetry); isStatus(err, http.StatusConflict) && time.Now().Before(end); {
+		e.Logf("GET got 409; retrying while the server notices the old stream is gone")
+		e.Pause(50 * time.Millisecond)
+		s, err = c.OpenGET(ctx, sid, lastID)
+	}
+	return s, err
+}
+
+// conflictRetry bounds how long openGET retries a 409.
+const conflictRetry = 3 * time.Second
+
+func isStatus(err error, status int) bool {
+	se := new(wire.StatusError)
+	return errors.As(err, &se) && se.Status == status
+}
+
+// connect runs the initialize handshake and deletes the session at the end
+// of the check.
+func (e *Env) connect(ctx context.Context, c *wire.Client) string {
+	sid, err := c.Connect(ctx)
+	e.Expect(err).NotTo(HaveOccurred(), "initialize handshake")
+	e.Expect(sid).NotTo(BeEmpty(), "Mcp-Session-Id on the InitializeResult")
+	e.Cleanup(func(ctx context.Context) { _, _ = c.Delete(ctx, sid) })
+	return sid
+}

@@ -1,0 +1,152 @@
+package serverchecks
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/faults"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// Env is one check's view of the target: its kit.T (assertions, skip,
+// exchange log) and a wire client whose connections go through the
+// check's own fault proxy and are logged.
+type Env struct {
+	*kit.T
+	// C is the client every request of the check goes through.
+	C      *wire.Client
+	Config *target.Config
+	target *Target
+	proxy  *faults.Proxy
+	tr     *http.Transport
+}
+
+// def is a server check before it is bound to a target.
+type def struct {
+	id string
+	// need is how long the check takes against a target that behaves
+	// (see kit.Check.Need); nil for a few round trips.
+	need func(*target.Config) time.Duration
+	body func(ctx context.Context, e *Env)
+	// reset arms the check's proxy for F-RESET (every close becomes a TCP
+	// reset, so only checks that reset use it).
+	reset bool
+}
+
+// Checks returns the server checks, in catalogue order, bound to tc.
+func Checks(tc *Target) []kit.Check {
+	var defs []def
+	for _, section := range [][]def{
+		sessionChecks(), streamChecks(), graceChecks(), recreateChecks(),
+		streamResilienceChecks(), replayChecks(), envelopeChecks(), restartChecks(),
+	} {
+		defs = append(defs, section...)
+	}
+	out := make([]kit.Check, len(defs))
+	for i, d := range defs {
+		c := kit.Check{Entry: catalogue.MustLookup(d.id)}
+		if d.need != nil {
+			c.Need = d.need(tc.Config)
+		}
+		c.Run = func(t *kit.T) { d.body(t.Context(), tc.setup(t, d)) }
+		out[i] = c
+	}
+	return out
+}
+
+// setup skips the check when the target cannot have the behaviour, or
+// when the profile lacks what the check needs, and builds its Env.
+func (tc *Target) setup(t *kit.T, d def) *Env {
+	ent := t.Entry
+	for _, k := range ent.Needs {
+		if !tc.Config.Has(k) {
+			t.Skipf("needs target-config key %s", k)
+		}
+	}
+	if ent.Restarts && tc.Restart == nil {
+		t.Skip("needs a restartable target: run with --server-cmd")
+	}
+	if tc.Sessionless != "" && !ent.Sessionless {
+		t.Skip("not applicable: " + tc.Sessionless)
+	}
+	e := &Env{T: t, Config: tc.Config, target: tc}
+	base := tc.URL
+	if tc.Faults != nil {
+		u, err := url.Parse(tc.URL)
+		if err != nil {
+			e.Failf("target URL: %v", err)
+		}
+		var opts []faults.ProxyOption
+		if d.reset {
+			opts = append(opts, faults.WithReset())
+		}
+		p, err := tc.Faults.NewProxy(strings.ToLower(ent.ID), hostPort(u), opts...)
+		if err != nil {
+			e.Failf("fault proxy: %v", err)
+		}
+		e.proxy = p
+		u.Host = p.Addr()
+		base = u.String()
+	}
+	e.tr = &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 4,
+		ForceAttemptHTTP2:   false,
+	}
+	e.C = e.client(base, e.defaultHeader())
+	e.Cleanup(func(context.Context) {
+		e.tr.CloseIdleConnections()
+		if e.proxy != nil {
+			e.proxy.Close()
+		}
+	})
+	return e
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// defaultHeader carries the profile's headers and the first principal's token.
+func (e *Env) defaultHeader() http.Header {
+	h := http.Header{}
+	for k, v := range e.Config.Headers {
+		h.Set(k, v)
+	}
+	if len(e.Config.Principals) > 0 {
+		h.Set("Authorization", "Bearer "+e.Config.Principals[0].Token)
+	}
+	if e.Config.Origins.Allowed != "" {
+		h.Set("Origin", e.Config.Origins.Allowed)
+	}
+	return h
+}
+
+// client returns a wire client on the check's transport and log.
+func (e *Env) client(u string, h http.Header) *wire.Client {
+	c := wire.New(u)
+	c.HTTP = &http.Client{Transport: &kit.Recorder{Base: e.tr, Log: e.Log()}}
+	c.ProtocolVersion = e.target.ProtocolVersion
+	c.Header = h
+	return c
+}
+
+// As returns a client that sends the given principal's token instead.
+func (e *Env) As(principal int) *wire.Client {
+	h := e.defaultHeader()
+	h.Set("Authorization", "Bearer "+e.Config.Principals[principal].Token)
+	return e.client(e.C.URL, h)
+}

@@ -1,0 +1,99 @@
+package serverchecks
+
+import (
+	"context"
+	"net/http"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// recreateChecks are the recreate checks.
+func recreateChecks() []def {
+	return []def{
+		{id: "RECREATE-REINIT-200", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			e.reinitialize(ctx, e.C, sid)
+		}},
+
+		{id: "RECREATE-STATE-KEPT", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			v1 := e.stateful(ctx, e.C, sid)
+			v2 := e.stateful(ctx, e.C, sid)
+			e.Expect(v2).NotTo(Equal(v1), "tools.stateful %s must return a different value on each call", e.Config.Tools.Stateful.Name)
+			e.reinitialize(ctx, e.C, sid)
+			v3 := e.stateful(ctx, e.C, sid)
+			e.Expect(v3).NotTo(Equal(v1), "after re-initialize %s started over (%q again): the session's state was lost", e.Config.Tools.Stateful.Name, v1)
+			e.Expect(v3).NotTo(Equal(v2), "after re-initialize %s did not advance", e.Config.Tools.Stateful.Name)
+		}},
+
+		{id: "RECREATE-WORKS-AFTER", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			e.reinitialize(ctx, e.C, sid)
+			e.expectWorks(ctx, e.C, sid)
+			e.expectCall(ctx, e.C, sid)
+			e.openGET(ctx, e.C, sid, "")
+		}},
+
+		{id: "RECREATE-OWNER-ONLY", body: func(ctx context.Context, e *Env) {
+			owner, other := e.As(0), e.As(1)
+			sid := e.connect(ctx, owner)
+			resp, err := other.Initialize(ctx, sid)
+			e.Expect(err).NotTo(HaveOccurred())
+			e.Expect(resp.Status).To(BeElementOf(http.StatusForbidden, http.StatusNotFound), "re-initialize of another principal's session")
+			resp, err = other.Call(ctx, sid, "tools/list", nil)
+			e.Expect(err).NotTo(HaveOccurred())
+			e.Expect(resp.Status).To(BeElementOf(http.StatusForbidden, http.StatusNotFound), "tools/list on another principal's session")
+			e.expectWorks(ctx, owner, sid)
+		}},
+
+		{id: "RESUME-NO-INIT", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			e.openGET(ctx, e.C, sid, "")
+			e.Refresh()
+			e.openGET(ctx, e.C, sid, "")
+			e.expectWorks(ctx, e.C, sid)
+			e.expectCall(ctx, e.C, sid)
+		}},
+	}
+}
+
+// reinitialize sends initialize with a live session id and expects a real
+// InitializeResult for the same id, then completes the handshake.
+func (e *Env) reinitialize(ctx context.Context, c *wire.Client, sid string) {
+	resp, err := c.Initialize(ctx, sid)
+	e.Expect(err).NotTo(HaveOccurred())
+	e.Expect(resp.Status).To(Equal(http.StatusOK), "initialize carrying live session id %q: %s", sid, resp.Body)
+	m, err := resp.Result()
+	e.Expect(err).NotTo(HaveOccurred())
+	e.Expect(m.Error).To(BeNil(), "initialize carrying live session id %q", sid)
+	e.Expect(string(m.Result)).To(ContainSubstring("protocolVersion"), "an InitializeResult")
+	e.Expect(resp.SessionID()).To(Equal(sid), "Mcp-Session-Id of the re-initialize answer")
+	n, err := c.Post(ctx, sid, wire.Notification("notifications/initialized"))
+	e.Expect(err).NotTo(HaveOccurred())
+	e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized after re-initialize")
+}
+
+// stateful calls the profile's stateful tool and returns its text.
+func (e *Env) stateful(ctx context.Context, c *wire.Client, sid string) string {
+	t := e.Config.Tools.Stateful
+	text, err := c.ToolText(ctx, sid, t.Name, t.Arguments)
+	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
+	return text
+}
+
+// expectCall calls a declared tool, if the profile declares one, and
+// expects a result.
+func (e *Env) expectCall(ctx context.Context, c *wire.Client, sid string) {
+	switch {
+	case e.Config.Tools.Stateful != nil:
+		e.stateful(ctx, c, sid)
+	case e.Config.Tools.Notifying != nil:
+		t := e.Config.Tools.Notifying
+		_, err := c.ToolText(ctx, sid, t.Name, t.Arguments)
+		e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
+	default:
+		e.Logf("no tool declared in the target profile; tools/call not exercised")
+	}
+}

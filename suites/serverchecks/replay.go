@@ -1,0 +1,138 @@
+package serverchecks
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/sse"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// replayChecks are the replay checks.
+func replayChecks() []def {
+	return []def{
+		{id: "REPLAY-GAP", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			k := e.startNotifying(ctx, e.C, sid, "gap")
+			e.awaitPostNotes(ctx, k, 1)
+			e.needIDs(k.post)
+			e.Refresh()
+			// Back after a refresh: the standalone stream, and the call's stream
+			// resumed; the next notifications come on one of them.
+			get := e.openGET(ctx, e.C, sid, "")
+			post := e.resume(ctx, sid, k.post.LastID())
+			var carrier *collector
+			e.Eventually(func() bool {
+				for _, c := range []*collector{get, post} {
+					if len(e.notes(c.Messages(), k)) > 0 {
+						carrier = c
+						return true
+					}
+				}
+				return false
+			}).Should(BeTrue(), "a notification after the refresh on the GET stream or the resumed call stream")
+			e.needIDs(carrier)
+			e.Refresh()
+			e.Logf("no stream for %v: the refresh window", quiet(e.Config))
+			e.Pause(quiet(e.Config))
+			resumed := e.resume(ctx, sid, carrier.LastID())
+			e.Eventually(func() int {
+				n := 0
+				for _, c := range []*collector{k.post, get, post, resumed} {
+					n += len(e.notes(c.Messages(), k))
+				}
+				return n
+			}).Should(BeNumerically(">=", e.Config.Tools.Notifying.Notifications), "the notifications sent in the gap, replayed")
+			e.Pause(quiet(e.Config))
+			// Only one of get and post carried notifications, so this is their order.
+			e.expectSequence(e.notes(k.post.Messages(), k), e.notes(get.Messages(), k), e.notes(post.Messages(), k), e.notes(resumed.Messages(), k))
+		}},
+
+		{id: "REPLAY-SESSION-SCOPED", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			a := e.connect(ctx, e.C)
+			k := e.startNotifying(ctx, e.C, a, "scoped-a")
+			e.awaitResponse(ctx, k, k.post)
+			e.needIDs(k.post)
+			first := firstNoteID(e, k)
+			b := e.connect(ctx, e.C)
+			s, err := e.C.OpenGET(ctx, b, first)
+			if se := new(wire.StatusError); errors.As(err, &se) {
+				e.Expect(se.Status).To(BeNumerically("<", 500), "GET on session B with session A's Last-Event-ID %q", first)
+				return
+			}
+			e.Expect(err).NotTo(HaveOccurred())
+			replayed := e.collect("GET on B after A's id", s)
+			e.Consistently(quiet(e.Config), func() []string { return e.notes(replayed.Messages(), k) }).
+				Should(BeEmpty(), "session B replayed session A's notifications")
+			for _, m := range replayed.Messages() {
+				e.Expect(k.isResponse(m) && string(m.Result) != "").To(BeFalse(), "session B replayed session A's response")
+			}
+		}},
+
+		{id: "REPLAY-EVICTION", need: func(c *target.Config) time.Duration {
+			return notifyNeed(c) + evictAfter(c)
+		}, body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			k := e.startNotifying(ctx, e.C, sid, "evicted")
+			e.awaitResponse(ctx, k, k.post)
+			e.needIDs(k.post)
+			old := firstNoteID(e, k)
+			e.keepAlive(ctx, sid, evictAfter(e.Config))
+			s, err := e.C.OpenGET(ctx, sid, old)
+			if err == nil {
+				got := e.collect("GET after evicted id", s)
+				e.Pause(quiet(e.Config))
+				e.Failf("GET with evicted Last-Event-ID %q got a 200 SSE stream (%d events) instead of a clear error", old, len(got.Events()))
+			}
+			se := new(wire.StatusError)
+			e.Expect(errors.As(err, &se)).To(BeTrue(), "GET with evicted Last-Event-ID: %v", err)
+			e.Expect(se.Status).NotTo(Equal(http.StatusNotFound), "404 says the session is gone; it is alive, only the event was evicted")
+			e.Expect(se.Status).To(BeNumerically(">=", 400))
+			e.Expect(se.Status).To(BeNumerically("<", 500), "no 5xx for an evicted Last-Event-ID")
+			e.Expect(se.Body).NotTo(BeEmpty(), "the answer should say why the stream cannot be resumed")
+		}},
+	}
+}
+
+// evictAfter is how long an event certainly takes to be evicted.
+func evictAfter(c *target.Config) time.Duration {
+	t := c.Timings
+	return t.EventMaxAge.D() + t.EventCleanupInterval.D() + graceSlack
+}
+
+// keepAlive keeps a session active for d with a tools/list every so often
+// (half the idle threshold when declared).
+func (e *Env) keepAlive(ctx context.Context, sid string, d time.Duration) {
+	every := time.Second
+	if it := e.Config.Timings.IdleThreshold.D(); it > 0 && it/2 < every {
+		every = it / 2
+	}
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		e.Pause(min(every, time.Until(end)))
+		e.expectWorks(ctx, e.C, sid)
+	}
+}
+
+// firstNoteID is the id of the event that carried the call's first notification.
+func firstNoteID(e *Env, k *call) string {
+	notes := 0
+	for _, ev := range k.post.Events() {
+		if ms := decode(e.T, []sse.Event{ev}); len(ms) == 1 && e.isNote(ms[0], k) {
+			notes++
+			if ev.ID != "" {
+				return ev.ID
+			}
+		}
+	}
+	if notes == 0 {
+		e.Skip(notesElsewhere)
+	}
+	e.Skip("the call's notifications carry no event ids")
+	return ""
+}

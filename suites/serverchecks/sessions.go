@@ -1,0 +1,149 @@
+package serverchecks
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"math"
+	"net/http"
+	"strings"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// entropySessions is how many sessions SESS-ID-ENTROPY opens.
+const entropySessions = 16
+
+// sessionChecks are the sessions checks.
+func sessionChecks() []def {
+	return []def{
+		{id: "SESS-ID-CHARS", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			for i, r := range []byte(sid) {
+				e.Expect(r >= 0x21 && r <= 0x7e).To(BeTrue(), "byte %d of session id %q is 0x%02x, outside 0x21-0x7E", i, sid, r)
+			}
+		}},
+
+		{id: "SESS-ID-ENTROPY", body: func(ctx context.Context, e *Env) {
+			seen := map[string]bool{}
+			for range entropySessions {
+				sid := e.connect(ctx, e.C)
+				e.Expect(seen).NotTo(HaveKey(sid), "session ids must be unique")
+				seen[sid] = true
+				e.Expect(idBits(sid)).To(BeNumerically(">=", 128), "session id %q carries about %.0f bits by length and alphabet; want >= 128", sid, idBits(sid))
+			}
+		}},
+
+		{id: "SESS-MISSING-400", body: func(ctx context.Context, e *Env) {
+			e.connect(ctx, e.C)
+			resp, err := e.C.Call(ctx, "", "tools/list", nil)
+			e.Expect(err).NotTo(HaveOccurred())
+			e.Expect(resp.Status).To(Equal(http.StatusBadRequest), "tools/list without Mcp-Session-Id")
+		}},
+
+		{id: "SESS-UNKNOWN-404", body: func(ctx context.Context, e *Env) {
+			unknown := rand.Text()
+			for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+				var body any
+				if method == http.MethodPost {
+					body = e.C.Request("tools/list", nil)
+				}
+				resp := e.send(ctx, e.C, method, unknown, body)
+				e.Expect(resp.Status).To(Equal(http.StatusNotFound), "%s with unknown session id %q", method, unknown)
+			}
+		}},
+
+		{id: "SESS-DELETE", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			del, err := e.C.Delete(ctx, sid)
+			e.Expect(err).NotTo(HaveOccurred())
+			if del.Status == http.StatusMethodNotAllowed {
+				e.Skip("the target answers DELETE with 405: clients cannot end sessions")
+			}
+			e.Expect(del.Status).To(BeNumerically("~", 250, 50), "DELETE status must be 2xx")
+			resp, err := e.C.Call(ctx, sid, "tools/list", nil)
+			e.Expect(err).NotTo(HaveOccurred())
+			e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list on a deleted session")
+		}},
+
+		{id: "SESS-REINIT-NEW", body: func(ctx context.Context, e *Env) {
+			gone := rand.Text()
+			resp, err := e.C.Call(ctx, gone, "tools/list", nil)
+			e.Expect(err).NotTo(HaveOccurred())
+			e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list on unknown session %q", gone)
+			sid := e.connect(ctx, e.C)
+			e.Expect(sid).NotTo(Equal(gone))
+			e.expectWorks(ctx, e.C, sid)
+		}},
+
+		{id: "VER-INVALID-400", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			bad := e.client(e.C.URL, e.defaultHeader())
+			bad.ProtocolVersion = "1999-01-01"
+			resp, err := bad.Call(ctx, sid, "tools/list", nil)
+			e.Expect(err).NotTo(HaveOccurred())
+			e.Expect(resp.Status).To(Equal(http.StatusBadRequest), "tools/list with MCP-Protocol-Version 1999-01-01")
+		}},
+
+		{id: "ORIGIN-403", body: func(ctx context.Context, e *Env) {
+			h := e.defaultHeader()
+			h.Set("Origin", e.Config.Origins.Disallowed)
+			evil := e.client(e.C.URL, h)
+			resp, err := evil.Initialize(ctx, "")
+			e.Expect(err).NotTo(HaveOccurred())
+			if sid := resp.SessionID(); sid != "" {
+				e.Cleanup(func(ctx context.Context) { _, _ = e.C.Delete(ctx, sid) })
+			}
+			e.Expect(resp.Status).To(Equal(http.StatusForbidden), "initialize with Origin %q", e.Config.Origins.Disallowed)
+		}},
+	}
+}
+
+// send sends one request with the client's headers and reads the answer.
+func (e *Env) send(ctx context.Context, c *wire.Client, method, sid string, body any) *wire.Response {
+	req, err := c.NewHTTPRequest(ctx, method, sid, body)
+	e.Expect(err).NotTo(HaveOccurred())
+	if method == http.MethodGet {
+		// A GET that is accepted would stream forever; its status is enough.
+		s, err := c.Open(req)
+		if se := new(wire.StatusError); errors.As(err, &se) {
+			return &wire.Response{Status: se.Status, Body: []byte(se.Body)}
+		}
+		e.Expect(err).NotTo(HaveOccurred())
+		s.Close()
+		return &wire.Response{Status: s.Resp.StatusCode, Header: s.Resp.Header, IsSSE: true}
+	}
+	resp, err := c.Do(req)
+	e.Expect(err).NotTo(HaveOccurred(), "%s", method)
+	return resp
+}
+
+// expectWorks checks that a session answers tools/list.
+func (e *Env) expectWorks(ctx context.Context, c *wire.Client, sid string) {
+	resp, err := c.Call(ctx, sid, "tools/list", nil)
+	e.Expect(err).NotTo(HaveOccurred())
+	e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list on session %q: %s", sid, resp.Body)
+	m, err := resp.Result()
+	e.Expect(err).NotTo(HaveOccurred())
+	e.Expect(m.Error).To(BeNil(), "tools/list on session %q", sid)
+}
+
+// idBits estimates the entropy of an id from its length and the smallest
+// common alphabet its characters fit.
+func idBits(id string) float64 {
+	s := strings.ReplaceAll(id, "-", "") // UUID separators carry nothing
+	alphabet := 94.0
+	switch {
+	case strings.Trim(s, "0123456789abcdef") == "" || strings.Trim(s, "0123456789ABCDEF") == "":
+		alphabet = 16
+	case strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567=") == "" || strings.Trim(s, "abcdefghijklmnopqrstuvwxyz234567") == "":
+		alphabet = 32
+	case strings.Trim(s, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == "":
+		alphabet = 62
+	case strings.Trim(s, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/=_") == "":
+		alphabet = 64
+	}
+	return float64(len(s)) * math.Log2(alphabet)
+}

@@ -1,0 +1,173 @@
+package serverchecks
+
+import (
+	"context"
+	"errors"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// primingWait bounds how long a new stream may take to send its priming event.
+const primingWait = 2 * time.Second
+
+// secondGETWait bounds how long SSE-RETRY-FIELD waits for the server to
+// close a replaced GET stream.
+const secondGETWait = 3 * minQuiet * 3
+
+// streamChecks are the streams checks.
+func streamChecks() []def {
+	return []def{
+		{id: "GET-SSE-OR-405", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			req, err := e.C.NewHTTPRequest(ctx, http.MethodGet, sid, nil)
+			e.Expect(err).NotTo(HaveOccurred())
+			resp, err := e.C.HTTP.Do(req)
+			e.Expect(err).NotTo(HaveOccurred())
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusMethodNotAllowed {
+				return
+			}
+			e.Expect(resp.StatusCode).To(Equal(http.StatusOK), "GET with Accept: text/event-stream")
+			mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+			e.Expect(mt).To(Equal("text/event-stream"), "Content-Type of the GET stream")
+		}},
+
+		{id: "GET-NO-RESPONSES", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			get := e.openGET(ctx, e.C, sid, "")
+			k := e.startNotifying(ctx, e.C, sid, "get-no-responses")
+			e.awaitResponse(ctx, k, k.post)
+			e.expectWorks(ctx, e.C, sid)
+			e.Consistently(quiet(e.Config), func() []wire.Message { return responses(get.Messages()) }).
+				Should(BeEmpty(), "JSON-RPC responses on the standalone GET stream")
+		}},
+
+		{id: "MSG-ONE-STREAM", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			get := e.openGET(ctx, e.C, sid, "")
+			e.SlowLink() // a fragmenting, late link must not change where messages go
+			k := e.startNotifying(ctx, e.C, sid, "one-stream")
+			e.awaitResponse(ctx, k, k.post)
+			e.Pause(quiet(e.Config)) // anything broadcast to the GET stream arrives meanwhile
+			e.expectOnce(e.notes(k.post.Messages(), k), e.notes(get.Messages(), k))
+			e.Expect(responses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
+		}},
+
+		{id: "EVT-ID-UNIQUE", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			get := e.openGET(ctx, e.C, sid, "")
+			a := e.startNotifying(ctx, e.C, sid, "unique-a")
+			b := e.startNotifying(ctx, e.C, sid, "unique-b")
+			e.awaitResponse(ctx, a, a.post)
+			e.awaitResponse(ctx, b, b.post)
+			ids := map[string]string{}
+			for _, c := range []*collector{get, a.post, b.post} {
+				for _, ev := range c.Events() {
+					if ev.ID == "" {
+						continue
+					}
+					e.Expect(ids).NotTo(HaveKey(ev.ID), "event id %q on %s was already used on %s", ev.ID, c.name, ids[ev.ID])
+					ids[ev.ID] = c.name
+				}
+			}
+			if len(ids) == 0 {
+				e.Skip("the target sends no SSE event ids")
+			}
+		}},
+
+		{id: "EVT-REPLAY-STREAM", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			a := e.startNotifying(ctx, e.C, sid, "replay-a")
+			b := e.startNotifying(ctx, e.C, sid, "replay-b")
+			e.awaitPostNotes(ctx, a, 2)
+			e.awaitPostNotes(ctx, b, 2)
+			e.needIDs(a.post)
+			e.Refresh()
+			resumed := e.resume(ctx, sid, a.post.LastID())
+			// Wait for a's response where the target replays it; its absence is
+			// not this check's business, another stream's messages are.
+			e.WaitUntil(2*toolRun(e.Config)+quiet(e.Config), func() bool { _, ok := a.response(resumed.Messages()); return ok })
+			for _, m := range resumed.Messages() {
+				e.Expect(b.isResponse(m) || (e.isNote(m, b) && !e.isNote(m, a))).To(BeFalse(),
+					"resuming stream of %s (call A) replayed a message of call B's stream: %s %s", a.post.LastID(), m.Method, m.ID)
+			}
+		}},
+
+		{id: "EVT-REPLAY-POST", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			// The call's POST stream is the only stream open, so it is the one cut:
+			// after its priming event and two more.
+			e.CutAfter(3)
+			k := e.startNotifying(ctx, e.C, sid, "replay-post")
+			e.Eventually(func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() }).
+				Should(BeTrue(), "the POST stream cut after 3 events, or its response")
+			if _, done := k.response(k.post.Messages()); done {
+				e.Skip("the call's POST stream carried its response within 3 events, so it could not be cut before it: " + notesElsewhere)
+			}
+			e.needIDs(k.post)
+			resumed := e.resume(ctx, sid, k.post.LastID())
+			get := e.openGET(ctx, e.C, sid, "")
+			e.awaitResponse(ctx, k, resumed)
+			e.Pause(quiet(e.Config))
+			// Missed notifications come on the resumed stream, or on the standalone
+			// stream where the server redirects a dead stream's notifications.
+			e.expectOnce(e.notes(k.post.Messages(), k), e.notes(resumed.Messages(), k), e.notes(get.Messages(), k))
+		}},
+
+		{id: "SSE-PRIMING", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			if e.target.ProtocolVersion < "2025-11-25" {
+				e.Skip("priming events are new in protocol 2025-11-25; negotiated " + e.target.ProtocolVersion)
+			}
+			sid := e.connect(ctx, e.C)
+			k := e.startNotifying(ctx, e.C, sid, "priming")
+			e.awaitResponse(ctx, k, k.post)
+			first := k.post.Events()[0]
+			e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+				"the POST stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
+			get := e.openGET(ctx, e.C, sid, "")
+			e.Expect(e.WaitUntil(primingWait, func() bool { return len(get.Events()) > 0 })).To(BeTrue(),
+				"no event on the standalone GET stream within %v: a priming event should come at once", primingWait)
+			first = get.Events()[0]
+			e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+				"the GET stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
+		}},
+
+		{id: "SSE-RETRY-FIELD", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			first := e.openGET(ctx, e.C, sid, "")
+			second, err := e.C.OpenGET(ctx, sid, "")
+			if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusConflict {
+				e.Skip("the target refuses a second GET stream with 409, so it closes none on purpose here")
+			}
+			e.Expect(err).NotTo(HaveOccurred(), "second GET stream")
+			e.collect("second GET", second)
+			if !e.WaitUntil(secondGETWait, first.Ended) {
+				e.Skip("the target kept the first GET stream open after a second one; no server-initiated close to inspect")
+			}
+			retry := false
+			for _, ev := range first.Events() {
+				retry = retry || ev.HasRetry
+			}
+			e.Expect(retry).To(BeTrue(), "the server closed the first GET stream without sending a retry field first")
+		}},
+
+		{id: "DISCONNECT-NOT-CANCEL", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			k := e.startNotifying(ctx, e.C, sid, "not-cancel")
+			e.awaitPostNotes(ctx, k, 1)
+			e.needIDs(k.post)
+			e.Reset()
+			resumed := e.resume(ctx, sid, k.post.LastID())
+			m := e.awaitResponse(ctx, k, resumed)
+			e.Expect(m.Error).To(BeNil(), "the call ended with an error after its stream was dropped")
+			_, err := wire.ResultText(m.Result)
+			e.Expect(err).NotTo(HaveOccurred(), "the call's result after its stream was dropped")
+		}, reset: true},
+	}
+}

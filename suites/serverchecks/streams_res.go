@@ -1,0 +1,71 @@
+package serverchecks
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// replacedGETWait bounds how long the server may take to close a replaced GET.
+const replacedGETWait = 5 * time.Second
+
+// streamResilienceChecks are the stream resilience checks.
+func streamResilienceChecks() []def {
+	return []def{
+		{id: "GET-STALE-REPLACED", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			e.openGET(ctx, e.C, sid, "")
+			e.Freeze()
+			s, err := e.C.OpenGET(ctx, sid, "")
+			e.Expect(err).NotTo(HaveOccurred(), "a new GET while the previous GET connection is half-open")
+			e.collect("second GET", s)
+			e.Expect(s.Resp.StatusCode).To(Equal(http.StatusOK))
+		}},
+
+		{id: "GET-LIVE-REPLACED", body: func(ctx context.Context, e *Env) {
+			sid := e.connect(ctx, e.C)
+			first := e.openGET(ctx, e.C, sid, "")
+			s, err := e.C.OpenGET(ctx, sid, "")
+			e.Expect(err).NotTo(HaveOccurred(), "a new GET while the previous one is connected")
+			e.collect("second GET", s)
+			e.Expect(e.WaitUntil(replacedGETWait, first.Ended)).To(BeTrue(),
+				"the first GET stream was still open %v after a second one replaced it", replacedGETWait)
+		}},
+
+		{id: "REDIRECT-ORPHANED", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			_, k, get := e.orphan(ctx)
+			e.Eventually(func() int { return len(e.notes(k.post.Messages(), k)) + len(e.notes(get.Messages(), k)) }).
+				Should(BeNumerically(">=", e.Config.Tools.Notifying.Notifications), "the orphaned notifications on the new GET stream")
+			e.Pause(quiet(e.Config))
+			e.expectSequence(e.notes(k.post.Messages(), k), e.notes(get.Messages(), k))
+		}},
+
+		{id: "REDIRECT-NO-RESPONSE", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+			sid, k, get := e.orphan(ctx)
+			e.WaitUntil(2*toolRun(e.Config), func() bool {
+				return len(e.notes(k.post.Messages(), k))+len(e.notes(get.Messages(), k)) >= e.Config.Tools.Notifying.Notifications
+			})
+			e.Pause(quiet(e.Config))
+			for _, m := range get.Messages() {
+				e.Expect(k.isResponse(m)).To(BeFalse(), "the orphaned request's response was sent on the standalone GET stream")
+			}
+			e.needIDs(k.post)
+			resumed := e.resume(ctx, sid, k.post.LastID())
+			e.awaitResponse(ctx, k, resumed)
+		}},
+	}
+}
+
+// orphan starts the notifying tool, cuts every connection after its first
+// notification (a page refresh) and opens a new standalone GET stream
+// without Last-Event-ID, where the rest of its notifications should arrive.
+func (e *Env) orphan(ctx context.Context) (string, *call, *collector) {
+	sid := e.connect(ctx, e.C)
+	e.openGET(ctx, e.C, sid, "")
+	k := e.startNotifying(ctx, e.C, sid, "orphan")
+	e.awaitPostNotes(ctx, k, 1)
+	e.Refresh()
+	return sid, k, e.openGET(ctx, e.C, sid, "")
+}

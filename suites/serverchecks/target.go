@@ -1,0 +1,27 @@
+package serverchecks
+
+import (
+	"context"
+
+	"github.com/mcp-conform/mcp-conform/faults"
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// Target is what the server checks know about the run; the harness fills
+// it in before it asks for the checks.
+type Target struct {
+	// URL is the target's MCP endpoint.
+	URL string
+	// Config is the target profile (never nil).
+	Config *target.Config
+	// ProtocolVersion is offered in initialize and sent on every request.
+	ProtocolVersion string
+	// Faults is the embedded fault proxy server; nil with --no-proxy.
+	Faults *faults.Server
+	// Restart restarts the target (F-RESTART); nil when it cannot.
+	Restart func(ctx context.Context) error
+	// Sessionless is why session, GET and replay checks do not apply (the
+	// target assigned no session id, or speaks only a sessionless revision);
+	// empty when they do.
+	Sessionless string
+}
