@@ -90,7 +90,7 @@ func (e Entry) Profile() Profile {
 	return ProfileSpec
 }
 
-// Labels are the Ginkgo labels of the entry's check: side, section, profile
+// Labels are the labels of the entry's check: side, section, profile
 // and level, all lower case, so --label-filter can select on any of them.
 func (e Entry) Labels() []string {
 	return []string{string(e.Side), e.Section, string(e.Profile()), strings.ToLower(string(e.Level))}

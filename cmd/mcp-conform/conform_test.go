@@ -81,9 +81,10 @@ func TestServerReference(t *testing.T) {
 	}
 }
 
-// fixtureWorkers is how many fixture runs go at once. A run mostly waits
+// fixtureWorkers is how many fixture runs go at once, each running its
+// checks several at a time (the default --parallel). A run mostly waits
 // on the profile's timings, so many more than GOMAXPROCS fit.
-const fixtureWorkers = 12
+const fixtureWorkers = 6
 
 // fixtureRun is the outcome of one suite run against a fixture.
 type fixtureRun struct {

@@ -50,13 +50,14 @@ flags:`)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := fixtures.Config()
 	cfg.Logger = log
-	srv, h, err := f.Server(cfg)
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	return serveUntilDone(ctx, srv, h, ln, "/mcp", stdout, log)
+	h, err := f.Host(cfg, ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return serveUntilDone(ctx, h, stdout, log)
 }

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -80,48 +78,28 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg.AllowedOrigins = origins
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	srv, err := server.New(cfg)
-	if err != nil {
-		return usageError{err}
-	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	return serveUntilDone(ctx, srv, srv, ln, *path, stdout, cfg.Logger)
+	h, err := server.NewHost(cfg, ln, server.HostOptions{Path: *path})
+	if err != nil {
+		ln.Close()
+		return usageError{err}
+	}
+	return serveUntilDone(ctx, h, stdout, cfg.Logger)
 }
 
-// serveUntilDone serves h (srv, or a handler in front of it) on ln until
-// ctx ends, then shuts down cleanly.
-func serveUntilDone(ctx context.Context, srv *server.Server, h http.Handler, ln net.Listener, path string, stdout io.Writer, log *slog.Logger) error {
-	mux := http.NewServeMux()
-	mux.Handle(path, h)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-
-	runCtx, stopRun := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { srv.Run(runCtx); close(ran) }()
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-
-	fmt.Fprintf(stdout, "listening on http://%s%s\n", ln.Addr(), path)
-	var err error
+// serveUntilDone prints where h listens, serves until ctx ends, then
+// shuts down cleanly (sessions first, then the HTTP server).
+func serveUntilDone(ctx context.Context, h *server.Host, stdout io.Writer, log *slog.Logger) error {
+	fmt.Fprintf(stdout, "listening on %s\n", h.URL())
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
-	case err = <-served:
+	case <-h.Served():
 	}
-	// Ending the sessions first releases their hanging SSE responses, which
-	// http.Server.Shutdown would otherwise wait for.
-	stopRun()
-	<-ran
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if serr := hs.Shutdown(sctx); serr != nil {
-		hs.Close()
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return err
+	return h.Shutdown(sctx)
 }

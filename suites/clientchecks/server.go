@@ -42,13 +42,11 @@ type scriptedServer struct {
 	token   string
 	rec     *clientRecorder
 	url     string
-	hs      *http.Server
+	host    *server.Host
+	next    http.Handler // the reference server, across restarts
 	closing chan struct{}
 
 	mu   sync.Mutex
-	srv  *server.Server
-	stop context.CancelFunc
-	ran  chan struct{}
 	hook hook
 }
 
@@ -76,59 +74,32 @@ func clientServerConfig(o serverOpts) server.Config {
 
 func startScripted(o serverOpts, rec *clientRecorder) (*scriptedServer, error) {
 	s := &scriptedServer{cfg: clientServerConfig(o), token: o.token, rec: rec, closing: make(chan struct{})}
-	if err := s.boot(); err != nil {
-		return nil, err
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		s.halt()
 		return nil, err
 	}
-	s.url = "http://" + ln.Addr().String() + "/mcp"
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", s)
-	s.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.hs.Serve(ln) }()
-	return s, nil
-}
-
-// boot starts a new reference server (an empty session table).
-func (s *scriptedServer) boot() error {
-	srv, err := server.New(s.cfg)
+	h, err := server.NewHost(s.cfg, ln, server.HostOptions{Wrap: func(next http.Handler) http.Handler {
+		s.next = next
+		return s
+	}})
 	if err != nil {
-		return err
+		ln.Close()
+		return nil, err
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { srv.Run(ctx); close(ran) }()
-	s.mu.Lock()
-	s.srv, s.stop, s.ran = srv, stop, ran
-	s.mu.Unlock()
-	return nil
-}
-
-// halt stops the current reference server: its sessions end, and so do
-// their streams.
-func (s *scriptedServer) halt() {
-	s.mu.Lock()
-	stop, ran := s.stop, s.ran
-	s.mu.Unlock()
-	stop()
-	<-ran
+	s.host, s.url = h, h.URL()
+	return s, nil
 }
 
 // restart is F-RESTART: every session is lost; the port stays.
 func (s *scriptedServer) restart() error {
 	s.rec.logf("!! F-RESTART: the server restarts with an empty session table")
-	s.halt()
-	return s.boot()
+	return s.host.Restart()
 }
 
 // close stops everything, releasing held requests first.
 func (s *scriptedServer) close() {
 	close(s.closing)
-	s.halt()
-	s.hs.Close()
+	s.host.Close()
 }
 
 func (s *scriptedServer) setHook(h hook) {
@@ -137,10 +108,10 @@ func (s *scriptedServer) setHook(h hook) {
 	s.mu.Unlock()
 }
 
-func (s *scriptedServer) current() (*server.Server, hook) {
+func (s *scriptedServer) currentHook() hook {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.srv, s.hook
+	return s.hook
 }
 
 func (s *scriptedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -156,30 +127,27 @@ func (s *scriptedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.rec.update(x, func(x *exchange) { x.Done = time.Now() })
 		s.rec.logf("#%d   end", x.N)
 	}()
-	srv, h := s.current()
-	if h != nil && h(x, cw, r) {
+	if h := s.currentHook(); h != nil && h(x, cw, r) {
 		return
 	}
-	srv, _ = s.current() // the hook may have restarted it
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	if cw.cut != nil {
 		cw.cut.cancel = cancel
 	}
-	srv.ServeHTTP(cw, r.WithContext(ctx))
+	s.next.ServeHTTP(cw, r.WithContext(ctx))
 }
 
 // expire ends a session for good, as the reaper or an operator would:
 // from now on its id gets 404 (the envelope or the plain answer).
 func (s *scriptedServer) expire(x *exchange, sid string) {
-	srv, _ := s.current()
 	req := httptest.NewRequest(http.MethodDelete, s.url, nil)
 	req.Header.Set(wire.HeaderSessionID, sid)
 	if s.token != "" {
 		req.Header.Set("Authorization", "Bearer "+s.token)
 	}
 	rr := httptest.NewRecorder()
-	srv.ServeHTTP(rr, req)
+	s.host.Server().ServeHTTP(rr, req)
 	s.rec.note(x, "the server expired session %s before answering (%d)", sid, rr.Code)
 }
 

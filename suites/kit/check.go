@@ -58,7 +58,7 @@ type Result struct {
 
 // abandonGrace is how long after its deadline a check's body may take to
 // notice that its context ended before the runner gives up on it.
-const abandonGrace = 10 * time.Second
+var abandonGrace = 10 * time.Second
 
 // Execute runs c with deadline d under ctx and returns its result. The
 // check's cleanups run when its body ends, LIFO, each with its own short

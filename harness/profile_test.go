@@ -1,4 +1,4 @@
-package fast
+package harness
 
 import (
 	"encoding/json"
@@ -11,9 +11,9 @@ import (
 )
 
 // TestProfileFile: fixtures/profile.yaml (also shown in README) declares
-// exactly what Profile does, so neither drifts from the server's timings.
+// exactly what ReferenceProfile does, so neither drifts from the server's timings.
 func TestProfileFile(t *testing.T) {
-	data, err := os.ReadFile("../../fixtures/profile.yaml")
+	data, err := os.ReadFile("../fixtures/profile.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestProfileFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Arguments decode as float64 from YAML; compare through the same parser.
-	js, err := json.Marshal(Profile())
+	js, err := json.Marshal(ReferenceProfile())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,16 +31,16 @@ func TestProfileFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(file, want) {
-		t.Errorf("fixtures/profile.yaml:\n%+v\nProfile():\n%+v", file, want)
+		t.Errorf("fixtures/profile.yaml:\n%+v\nReferenceProfile():\n%+v", file, want)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), strings.TrimSpace(string(data))) {
 		t.Error("README does not show fixtures/profile.yaml as it is")
 	}
-	if err := Profile().Validate(); err != nil {
+	if err := ReferenceProfile().Validate(); err != nil {
 		t.Error(err)
 	}
 }

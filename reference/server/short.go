@@ -1,0 +1,22 @@
+package server
+
+import "time"
+
+// ShortTimings is a configuration whose timings are seconds instead of
+// minutes, so that waiting out an idle session or an evicted event takes
+// a test seconds: the embedded target of `mcp-conform server` and the
+// broken fixtures run on it. It also turns recovery hints on and binds
+// two bearer principals, alice and bob.
+func ShortTimings() Config {
+	return Config{
+		ReaperInterval:       200 * time.Millisecond,
+		IdleThreshold:        time.Second,
+		GracePeriod:          time.Second,
+		EventMaxAge:          2 * time.Second,
+		EventCleanupInterval: 250 * time.Millisecond,
+		SSEKeepAlive:         500 * time.Millisecond,
+		SSERetry:             500 * time.Millisecond,
+		RecoveryHint:         true,
+		BearerTokens:         map[string]string{"alice-token": "alice", "bob-token": "bob"},
+	}
+}

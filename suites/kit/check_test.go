@@ -1,0 +1,86 @@
+package kit_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+	. "github.com/mcp-conform/mcp-conform/suites/kit"
+)
+
+func run(t *testing.T, d time.Duration, body func(*T)) Result {
+	t.Helper()
+	return Execute(context.Background(), Check{Entry: catalogue.Entry{ID: "X-TEST"}, Run: body}, d)
+}
+
+func TestExecuteStates(t *testing.T) {
+	cleaned := 0
+	for _, tc := range []struct {
+		name  string
+		body  func(*T)
+		state State
+		msg   string
+	}{
+		{"pass", func(*T) {}, Passed, ""},
+		{"assertion", func(k *T) { k.Expect(1).To(Equal(2), "one is not two") }, Failed, "one is not two"},
+		{"fail", func(k *T) { k.Failf("broken %d", 7) }, Failed, "broken 7"},
+		{"skip", func(k *T) { k.Skip("not applicable: no GET") }, Skipped, "not applicable: no GET"},
+		{"panic", func(*T) { panic("boom") }, Failed, "panic: boom"},
+		{"eventually", func(k *T) { k.Eventually(func() bool { return false }).Should(BeTrue(), "the awaited event") }, Failed, "the awaited event"},
+		{"pause past deadline", func(k *T) { k.Pause(time.Hour) }, Failed, "deadline passed"},
+		{"cleanup", func(k *T) {
+			k.Cleanup(func(context.Context) { cleaned++ })
+			k.Cleanup(func(context.Context) { cleaned *= 10 })
+		}, Passed, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, 200*time.Millisecond, tc.body)
+			if r.State != tc.state || !strings.Contains(r.Message, tc.msg) {
+				t.Errorf("state %v message %q, want %v containing %q", r.State, r.Message, tc.state, tc.msg)
+			}
+		})
+	}
+	if cleaned != 1 {
+		t.Errorf("cleanups ran as %d, want LIFO order giving 1", cleaned)
+	}
+}
+
+// helperFails is a helper whose failures are reported at its caller.
+func helperFails(k *T) {
+	k.Helper()
+	k.Expect(false).To(BeTrue())
+}
+
+func TestLocationSkipsHelpers(t *testing.T) {
+	r := run(t, time.Second, func(k *T) {
+		helperFails(k) // the reported line
+	})
+	if !strings.HasPrefix(r.Location, "kit/check_test.go:") || !strings.HasSuffix(r.Location, ":60") {
+		t.Fatalf("location %q, want the caller in check_test.go", r.Location)
+	}
+}
+
+func TestExecuteAbandonsAStuckBody(t *testing.T) {
+	defer SetAbandonGrace(100 * time.Millisecond)()
+	release := make(chan struct{})
+	defer close(release)
+	began := time.Now()
+	r := run(t, 10*time.Millisecond, func(*T) { <-release })
+	if r.State != Abandoned || !strings.Contains(r.Message, "abandoned") {
+		t.Fatalf("state %v message %q", r.State, r.Message)
+	}
+	if took := time.Since(began); took < 100*time.Millisecond {
+		t.Fatalf("abandoned after %v, before the grace", took)
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	c := Check{Need: 3 * time.Second}
+	if got := c.Deadline(5 * time.Second); got != 11*time.Second {
+		t.Fatalf("deadline %v, want 2*need+margin = 11s", got)
+	}
+}
