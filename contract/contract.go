@@ -194,24 +194,30 @@ func (r Run) Validate() error {
 	return nil
 }
 
-// Line is any line a client prints, decoded loosely.
+// Line is one line a client prints: the type says which fields it has.
+// A client under test may print more fields and types; the harness reads
+// only these. The reference client prints with this type too.
 type Line struct {
 	Type string `json:"type"`
 	// status
-	Status      string `json:"status,omitempty"`
-	SessionID   string `json:"session_id,omitempty"`
-	Reconnected bool   `json:"reconnected,omitempty"`
-	// notification
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	EventID string          `json:"event_id,omitempty"`
+	Status          string `json:"status,omitempty"`
+	SessionID       string `json:"session_id,omitempty"`
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+	Reconnected     bool   `json:"reconnected,omitempty"`
+	NewSession      bool   `json:"new_session,omitempty"`
+	// notification: the stream it came on (standalone, or the call's), the
+	// request it belongs to, and its SSE event id.
+	Stream    string          `json:"stream,omitempty"`
+	RequestID string          `json:"request_id,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	EventID   string          `json:"event_id,omitempty"`
 	// result
+	Tool   string          `json:"tool,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	// tools
-	Tools []struct {
-		Name string `json:"name"`
-	} `json:"tools,omitempty"`
-	// error, not-applicable
+	Tools []ToolEntry `json:"tools,omitempty"`
+	// error, not-applicable, status
 	Error     string `json:"error,omitempty"`
 	Cancelled bool   `json:"cancelled,omitempty"`
 	Reason    string `json:"reason,omitempty"`
@@ -220,6 +226,14 @@ type Line struct {
 	LastEventID string            `json:"last_event_id,omitempty"`
 	LastResult  json.RawMessage   `json:"last_result,omitempty"`
 	Logs        []json.RawMessage `json:"logs,omitempty"`
+}
+
+// ToolEntry is one tool of a tools line.
+type ToolEntry struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 }
 
 // ParseLine decodes a stdout line; ok is false for a line that is not a

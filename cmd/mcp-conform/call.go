@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/reference/client"
 	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 )
@@ -139,7 +140,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	err = callOnce(ctx, c, f, out)
 	if err != nil {
-		out.print(errorLine{Type: "error", Error: err.Error(), Cancelled: client.IsCancelled(err)})
+		out.print(contract.Line{Type: contract.LineError, Error: err.Error(), Cancelled: client.IsCancelled(err)})
 	}
 	out.finish() // the process ending is not a disconnect: no status line for it
 	c.Close()
@@ -163,7 +164,12 @@ func callOnce(ctx context.Context, c *client.Client, f *callFlags, out *lines) e
 		if err != nil {
 			return err
 		}
-		out.print(toolsLine{Type: "tools", Tools: tools})
+		l := contract.Line{Type: contract.LineTools, Tools: make([]contract.ToolEntry, len(tools))}
+		for i, t := range tools {
+			schema, _ := json.Marshal(t.InputSchema)
+			l.Tools[i] = contract.ToolEntry{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
+		}
+		out.print(l)
 		return nil
 	default:
 		res, err = c.CallTool(ctx, f.tool, f.args)
@@ -171,7 +177,7 @@ func callOnce(ctx context.Context, c *client.Client, f *callFlags, out *lines) e
 	if err != nil {
 		return err
 	}
-	out.print(resultLine{Type: "result", Tool: res.Tool, RequestID: res.RequestID, Result: res.Raw})
+	out.print(contract.Line{Type: contract.LineResult, Tool: res.Tool, RequestID: res.RequestID, Result: res.Raw})
 	if res.Result.IsError {
 		return fmt.Errorf("tool %s returned an error result", res.Tool)
 	}
@@ -186,46 +192,8 @@ type lines struct {
 	done bool
 }
 
-type statusLine struct {
-	Type            string `json:"type"`
-	Status          string `json:"status"`
-	SessionID       string `json:"session_id,omitempty"`
-	ProtocolVersion string `json:"protocol_version,omitempty"`
-	Reconnected     bool   `json:"reconnected,omitempty"`
-	NewSession      bool   `json:"new_session,omitempty"`
-	Reason          string `json:"reason,omitempty"`
-	Error           string `json:"error,omitempty"`
-}
-
-type notificationLine struct {
-	Type      string          `json:"type"`
-	Stream    string          `json:"stream"`
-	EventID   string          `json:"event_id,omitempty"`
-	RequestID string          `json:"request_id,omitempty"`
-	Method    string          `json:"method"`
-	Params    json.RawMessage `json:"params,omitempty"`
-}
-
-type resultLine struct {
-	Type      string          `json:"type"`
-	Tool      string          `json:"tool"`
-	RequestID string          `json:"request_id"`
-	Result    json.RawMessage `json:"result"`
-}
-
-type toolsLine struct {
-	Type  string `json:"type"`
-	Tools any    `json:"tools"`
-}
-
-type errorLine struct {
-	Type      string `json:"type"`
-	Error     string `json:"error"`
-	Cancelled bool   `json:"cancelled,omitempty"`
-}
-
 func (l *lines) status(ev client.StatusEvent) {
-	sl := statusLine{Type: "status", Status: string(ev.Status), SessionID: ev.SessionID, ProtocolVersion: ev.ProtocolVersion,
+	sl := contract.Line{Type: contract.LineStatus, Status: string(ev.Status), SessionID: ev.SessionID, ProtocolVersion: ev.ProtocolVersion,
 		Reconnected: ev.Reconnected, NewSession: ev.NewSession, Reason: ev.Reason}
 	if ev.Err != nil {
 		sl.Error = ev.Err.Error()
@@ -234,10 +202,10 @@ func (l *lines) status(ev client.StatusEvent) {
 }
 
 func (l *lines) notification(n client.Notification) {
-	l.print(notificationLine{Type: "notification", Stream: n.Stream, EventID: n.EventID, RequestID: n.RequestID, Method: n.Method, Params: n.Params})
+	l.print(contract.Line{Type: contract.LineNotification, Stream: n.Stream, EventID: n.EventID, RequestID: n.RequestID, Method: n.Method, Params: n.Params})
 }
 
-func (l *lines) print(v any) {
+func (l *lines) print(v contract.Line) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
@@ -245,7 +213,7 @@ func (l *lines) print(v any) {
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
-		data, _ = json.Marshal(errorLine{Type: "error", Error: "encoding output: " + err.Error()})
+		data, _ = json.Marshal(contract.Line{Type: contract.LineError, Error: "encoding output: " + err.Error()})
 	}
 	l.w.Write(append(data, '\n'))
 }

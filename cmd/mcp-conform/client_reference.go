@@ -90,16 +90,6 @@ func callArgs(r contract.Run, extra []string) []string {
 	return args
 }
 
-// storedLine is the contract's answer to show.
-type storedLine struct {
-	Type        string            `json:"type"`
-	ServerURL   string            `json:"server_url,omitempty"`
-	SessionID   string            `json:"session_id,omitempty"`
-	LastEventID string            `json:"last_event_id,omitempty"`
-	LastResult  json.RawMessage   `json:"last_result,omitempty"`
-	Logs        []json.RawMessage `json:"logs,omitempty"`
-}
-
 // showStored prints what the reference client keeps in its state
 // directory, without contacting the server.
 func showStored(r contract.Run, stdout io.Writer) error {
@@ -109,7 +99,7 @@ func showStored(r contract.Run, stdout io.Writer) error {
 	}
 	defer st.Close()
 	get := func(k string) string { v, _ := st.Get(k); return v }
-	out := storedLine{Type: contract.LineStored, ServerURL: get(client.KeyServerURL), SessionID: get(client.KeySessionID), LastEventID: get(client.KeyLastEventID)}
+	out := contract.Line{Type: contract.LineStored, ServerURL: get(client.KeyServerURL), SessionID: get(client.KeySessionID), LastEventID: get(client.KeyLastEventID)}
 	// The newest call in flight is where a resume would start.
 	var inflight map[string]client.InFlightCall
 	json.Unmarshal([]byte(get(client.KeyInFlight)), &inflight)

@@ -110,6 +110,3 @@ func (c *Client) remember(result json.RawMessage) error {
 	}
 	return nil
 }
-
-// Conversation returns the stored resume tokens by field name.
-func (c *Client) Conversation() map[string]string { return c.st.conversation() }

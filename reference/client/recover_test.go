@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/reference/client"
+	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
@@ -61,13 +62,17 @@ func structured(t *testing.T, r *client.ToolResult) json.RawMessage {
 func TestEnvelope(t *testing.T) {
 	e := newEnv(t, server.Config{SSERetry: time.Hour}) // the GET stream waits: the call meets the 404
 	rec := &recorder{}
-	c := e.newClient(e.options(nil, rec))
+	st := storage.NewMemory()
+	c := e.newClient(e.options(st, rec))
 	first := runJob(t, c, map[string]any{"steps": 1, "interval_ms": 0})
 	if first.Turn != 1 || first.ResumeToken == "" {
 		t.Fatalf("first job %+v", first)
 	}
-	if got := c.Conversation()["resume_token"]; got != first.ResumeToken {
-		t.Fatalf("conversation state %q, want the job's resume token", got)
+	raw, _ := st.Get(client.KeyConversation)
+	var conv map[string]string
+	json.Unmarshal([]byte(raw), &conv)
+	if got := conv["resume_token"]; got != first.ResumeToken {
+		t.Fatalf("stored conversation %s, want the job's resume token", raw)
 	}
 	old := c.SessionID()
 	e.drop(old)

@@ -242,30 +242,6 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	}
 }
 
-// ListResources lists the server's resources (first page).
-func (c *Client) ListResources(ctx context.Context) (*mcp.ListResourcesResult, error) {
-	var r mcp.ListResourcesResult
-	return &r, c.requestInto(ctx, "resources/list", map[string]any{}, &r)
-}
-
-// ReadResource reads one resource.
-func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	var r mcp.ReadResourceResult
-	return &r, c.requestInto(ctx, "resources/read", map[string]any{"uri": uri}, &r)
-}
-
-// ListPrompts lists the server's prompts (first page).
-func (c *Client) ListPrompts(ctx context.Context) (*mcp.ListPromptsResult, error) {
-	var r mcp.ListPromptsResult
-	return &r, c.requestInto(ctx, "prompts/list", map[string]any{}, &r)
-}
-
-// GetPrompt gets one prompt.
-func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	var r mcp.GetPromptResult
-	return &r, c.requestInto(ctx, "prompts/get", map[string]any{"name": name, "arguments": args}, &r)
-}
-
 func (c *Client) requestInto(ctx context.Context, method string, params, out any) error {
 	raw, err := c.Request(ctx, method, params)
 	if err != nil {

@@ -25,16 +25,19 @@ var fiveOps = []struct {
 		_, err := c.CallTool(ctx, "echo", map[string]any{"text": "x"})
 		return err
 	}},
-	{"resources/list", func(ctx context.Context, c *client.Client) error { _, err := c.ListResources(ctx); return err }},
-	{"resources/read", func(ctx context.Context, c *client.Client) error {
-		_, err := c.ReadResource(ctx, "file:///x")
+	{"resources/list", request("resources/list", map[string]any{})},
+	{"resources/read", request("resources/read", map[string]any{"uri": "file:///x"})},
+	{"prompts/list", request("prompts/list", map[string]any{})},
+	{"prompts/get", request("prompts/get", map[string]any{"name": "p"})},
+}
+
+// request is an operation through Client.Request, which the typed calls
+// (ListTools, CallTool) share.
+func request(method string, params any) func(context.Context, *client.Client) error {
+	return func(ctx context.Context, c *client.Client) error {
+		_, err := c.Request(ctx, method, params)
 		return err
-	}},
-	{"prompts/list", func(ctx context.Context, c *client.Client) error { _, err := c.ListPrompts(ctx); return err }},
-	{"prompts/get", func(ctx context.Context, c *client.Client) error {
-		_, err := c.GetPrompt(ctx, "p", nil)
-		return err
-	}},
+	}
 }
 
 // okResult is a result every one of the five operations can decode.
@@ -130,7 +133,7 @@ func TestRetryOnceNot(t *testing.T) {
 			return okResult, nil
 		}
 		c := connectTo(t, s.options(nil))
-		_, err := c.ListResources(ctx(t))
+		_, err := c.Request(ctx(t), "resources/list", map[string]any{})
 		var rpcErr *client.RPCError
 		if !errors.As(err, &rpcErr) || rpcErr.Message != "session expired on S2" {
 			t.Fatalf("error %v, want the retry's own error", err)

@@ -24,9 +24,9 @@ type Client struct {
 	StateRoot string
 }
 
-// ClientEnv is one client check: its kit.T, a scripted server of its own,
+// clientEnv is one client check: its kit.T, a scripted server of its own,
 // a state directory for the client under test, and the runs of that client.
-type ClientEnv struct {
+type clientEnv struct {
 	*kit.T
 	client   *Client
 	rec      *clientRecorder
@@ -46,7 +46,7 @@ type def struct {
 	opts serverOpts
 	// need is how long the check's runs of the client take (kit.Check.Need).
 	need time.Duration
-	body func(ctx context.Context, e *ClientEnv)
+	body func(ctx context.Context, e *clientEnv)
 }
 
 // Checks returns the client checks, in catalogue order, bound to cl.
@@ -64,9 +64,9 @@ func Checks(cl *Client) []kit.Check {
 	return out
 }
 
-func (cl *Client) newEnv(t *kit.T, opts serverOpts) *ClientEnv {
+func (cl *Client) newEnv(t *kit.T, opts serverOpts) *clientEnv {
 	t.Helper()
-	e := &ClientEnv{T: t, client: cl}
+	e := &clientEnv{T: t, client: cl}
 	e.rec = &clientRecorder{log: t.Log(), run: func() int { return int(e.running.Load()) }}
 	dir, err := os.MkdirTemp(cl.StateRoot, strings.ToLower(t.Entry.ID)+"-")
 	if err != nil {
@@ -89,16 +89,16 @@ func (cl *Client) newEnv(t *kit.T, opts serverOpts) *ClientEnv {
 	return e
 }
 
-func (e *ClientEnv) setRun(n int) { e.running.Store(int64(n)) }
+func (e *clientEnv) setRun(n int) { e.running.Store(int64(n)) }
 
-func (e *ClientEnv) track(cr *clientRun) {
+func (e *clientEnv) track(cr *clientRun) {
 	e.mu.Lock()
 	e.runs = append(e.runs, cr)
 	e.mu.Unlock()
 }
 
 // stopRuns kills every run still going and waits for it.
-func (e *ClientEnv) stopRuns() {
+func (e *clientEnv) stopRuns() {
 	e.mu.Lock()
 	runs := append([]*clientRun(nil), e.runs...)
 	e.mu.Unlock()
@@ -124,7 +124,7 @@ func callRun(tool string, args any) contract.Run {
 func actionRun(a contract.Action) contract.Run { return contract.Run{Action: a} }
 
 // run starts a run and waits for it to succeed.
-func (e *ClientEnv) run(ctx context.Context, r contract.Run) *clientRun {
+func (e *clientEnv) run(ctx context.Context, r contract.Run) *clientRun {
 	e.Helper()
 	cr := e.start(r)
 	cr.finish(ctx)
@@ -132,7 +132,7 @@ func (e *ClientEnv) run(ctx context.Context, r contract.Run) *clientRun {
 }
 
 // exchanges returns the requests of run n (every run with n 0).
-func (e *ClientEnv) exchanges(n int) []exchange {
+func (e *clientEnv) exchanges(n int) []exchange {
 	var out []exchange
 	for _, x := range e.rec.all() {
 		if n == 0 || x.Run == n {
@@ -143,7 +143,7 @@ func (e *ClientEnv) exchanges(n int) []exchange {
 }
 
 // sessionOf returns the session id of run n's first tools/call.
-func (e *ClientEnv) sessionOf(n int) string {
+func (e *clientEnv) sessionOf(n int) string {
 	e.Helper()
 	for _, x := range e.exchanges(n) {
 		if x.RPC.Method == "tools/call" {
@@ -155,7 +155,7 @@ func (e *ClientEnv) sessionOf(n int) string {
 }
 
 // toolCalls returns run n's tools/call requests.
-func (e *ClientEnv) toolCalls(n int) []exchange {
+func (e *clientEnv) toolCalls(n int) []exchange {
 	var out []exchange
 	for _, x := range e.exchanges(n) {
 		if x.RPC.Method == "tools/call" {
@@ -167,7 +167,7 @@ func (e *ClientEnv) toolCalls(n int) []exchange {
 
 // waitForDuring waits until the server has seen a request that matches
 // while run cr is going; the run ending first fails the check.
-func (e *ClientEnv) waitForDuring(ctx context.Context, cr *clientRun, what string, match func(exchange) bool) exchange {
+func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what string, match func(exchange) bool) exchange {
 	e.Helper()
 	tick := time.NewTicker(kit.PollInterval)
 	defer tick.Stop()
@@ -190,7 +190,7 @@ func (e *ClientEnv) waitForDuring(ctx context.Context, cr *clientRun, what strin
 
 // createdIn reports the session ids that initialize requests without a
 // session id got in run n, in order.
-func (e *ClientEnv) createdIn(n int) []string {
+func (e *clientEnv) createdIn(n int) []string {
 	var out []string
 	for _, x := range e.exchanges(n) {
 		if x.isFreshInit() && x.RespSessionID != "" {

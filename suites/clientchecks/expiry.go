@@ -17,7 +17,7 @@ import (
 
 // onCalls scripts the server's answer to tools/call requests; i counts
 // them from 1 since the hook was set.
-func (e *ClientEnv) onCalls(f func(i int, x *exchange, w http.ResponseWriter) bool) {
+func (e *clientEnv) onCalls(f func(i int, x *exchange, w http.ResponseWriter) bool) {
 	var mu sync.Mutex
 	n := 0
 	e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
@@ -33,7 +33,7 @@ func (e *ClientEnv) onCalls(f func(i int, x *exchange, w http.ResponseWriter) bo
 }
 
 // expireFirstCall makes the server expire the session at the first tools/call.
-func (e *ClientEnv) expireFirstCall() {
+func (e *clientEnv) expireFirstCall() {
 	e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
 		if i == 1 {
 			e.srv.expire(x, x.SessionID)
@@ -45,7 +45,7 @@ func (e *ClientEnv) expireFirstCall() {
 // expectRetried checks that run n sent its tools/call exactly twice, the
 // second time on a session that an initialize without a session id made
 // after the first failed.
-func expectRetried(e *ClientEnv, n int) (failed, retry exchange) {
+func expectRetried(e *clientEnv, n int) (failed, retry exchange) {
 	e.Helper()
 	calls := e.toolCalls(n)
 	e.Expect(calls).To(HaveLen(2), "run %d: the failed call must be retried exactly once", n)
@@ -60,7 +60,7 @@ func expectRetried(e *ClientEnv, n int) (failed, retry exchange) {
 }
 
 // expectNoReconnect checks that run n made no new session after t.
-func expectNoReconnect(e *ClientEnv, n int, t time.Time, why string) {
+func expectNoReconnect(e *clientEnv, n int, t time.Time, why string) {
 	e.Helper()
 	for _, x := range after(e.exchanges(n), t) {
 		e.Expect(x.isFreshInit()).To(BeFalse(), "#%d: %s must not cause a reconnect", x.N, why)
@@ -68,7 +68,7 @@ func expectNoReconnect(e *ClientEnv, n int, t time.Time, why string) {
 }
 
 // pollJob runs job_get until the job has completed and returns its snapshot.
-func (e *ClientEnv) pollJob(ctx context.Context, job string) (*clientRun, map[string]string) {
+func (e *clientEnv) pollJob(ctx context.Context, job string) (*clientRun, map[string]string) {
 	e.Helper()
 	for range 50 {
 		r := e.run(ctx, callRun("job_get", map[string]any{"job_id": job}))
@@ -88,7 +88,7 @@ func (e *ClientEnv) pollJob(ctx context.Context, job string) (*clientRun, map[st
 // expiryChecks are the expiry checks.
 func expiryChecks() []def {
 	return []def{
-		{id: "CLI-404-REINIT", opts: serverOpts{plain: true}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-404-REINIT", opts: serverOpts{plain: true}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			e.expireFirstCall()
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "retried"}))
 			e.Expect(resultText(a.result().Result)).To(Equal("retried"))
@@ -105,7 +105,7 @@ func expiryChecks() []def {
 			e.Expect(e.toolCalls(b.n)).To(HaveLen(2), "after the retry also got 404 the client must stop: one retry, no loop")
 		}},
 
-		{id: "CLI-ENVELOPE", opts: serverOpts{}, need: 20 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-ENVELOPE", opts: serverOpts{}, need: 20 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			job := callRun("job_start", map[string]any{"steps": 1, "interval_ms": 0})
 			start := e.run(ctx, job)
 			first := str(structured(start.result().Result)["job_id"])
@@ -132,7 +132,7 @@ func expiryChecks() []def {
 			e.Expect(snap2["turn"]).To(Equal("2"), "the conversation's next turn")
 		}},
 
-		{id: "CLI-RETRY-ONCE", opts: serverOpts{}, need: 30 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-RETRY-ONCE", opts: serverOpts{}, need: 30 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			expired := []string{"Invalid params: Invalid or expired session", "Session expired", "Expired session, please reconnect", "SESSION NOT FOUND", "Unknown session 4f2a"}
 			for _, m := range expired {
 				e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
@@ -177,7 +177,7 @@ func expiryChecks() []def {
 			expectNoReconnect(e, c.n, at, "a cancel")
 		}},
 
-		{id: "CLI-CANCEL-WAIT", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-CANCEL-WAIT", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			var expired atomic.Bool
 			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
 				switch {
@@ -209,7 +209,7 @@ func expiryChecks() []def {
 			}
 		}},
 
-		{id: "CLI-RESTART-HINT", opts: serverOpts{hint: true}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-RESTART-HINT", opts: serverOpts{hint: true}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "one"}))
 			old := e.sessionOf(a.n)
 			e.Expect(e.srv.restart()).To(Succeed())
@@ -245,7 +245,7 @@ func expiryChecks() []def {
 
 // expectAdopted checks that after gone, a 404 naming a new session, run n
 // used that session at once and made none of its own.
-func expectAdopted(e *ClientEnv, n int, gone exchange) {
+func expectAdopted(e *clientEnv, n int, gone exchange) {
 	e.Helper()
 	hint := gone.RespSessionID
 	var next *exchange
@@ -280,7 +280,7 @@ func statuses(lines []outLine) []string {
 // statusChecks are the status checks.
 func statusChecks() []def {
 	return []def{
-		{id: "CLI-STATUS", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-STATUS", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			e.expireFirstCall()
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "status"}))
 			b := e.run(ctx, actionRun(contract.ActionDisconnect))

@@ -33,7 +33,7 @@ type outLine struct {
 
 // clientRun is one process of the client under test.
 type clientRun struct {
-	e       *ClientEnv
+	e       *clientEnv
 	n       int
 	action  contract.Action
 	cmd     *exec.Cmd
@@ -82,7 +82,7 @@ func (w *lineWriter) flush() {
 
 // start runs the client under test once: /bin/sh -c 'CMD URL' in its own
 // process group, with the run's contract in the environment.
-func (e *ClientEnv) start(r contract.Run) *clientRun {
+func (e *clientEnv) start(r contract.Run) *clientRun {
 	e.Helper()
 	r.Scenario, r.StateDir, r.URL = e.Entry.ID, e.stateDir, e.srv.url
 	e.mu.Lock()

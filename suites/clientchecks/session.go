@@ -19,7 +19,7 @@ const reconnectToken = "conform-token"
 // sessionChecks are the sessions checks.
 func sessionChecks() []def {
 	return []def{
-		{id: "CLI-PERSIST", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-PERSIST", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			a := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 20}))
 			first := a.result()
 			b := e.start(longCall)
@@ -47,7 +47,7 @@ func sessionChecks() []def {
 			e.Expect(ids).To(ContainElement(st.LastEventID), "stored last event id %q is not an event of the killed call's stream %q", st.LastEventID, ids)
 		}},
 
-		{id: "CLI-CLEAR-ON-DISCONNECT", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-CLEAR-ON-DISCONNECT", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			a := e.start(longCall)
 			a.waitLine(ctx, "a notification", isNotification)
 			a.kill()
@@ -69,7 +69,7 @@ func sessionChecks() []def {
 			e.Expect(e.createdIn(f.n)).NotTo(BeEmpty(), "after the disconnect the client must start a new session")
 		}},
 
-		{id: "CLI-RECONNECT", opts: serverOpts{token: reconnectToken}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-RECONNECT", opts: serverOpts{token: reconnectToken}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			first := longCall
 			first.BearerToken = reconnectToken
 			a := e.start(first)
@@ -117,7 +117,7 @@ func sessionChecks() []def {
 			e.Expect(listed).To(ConsistOf(served), "the rejoined client must see the session's tools")
 		}},
 
-		{id: "CLI-FALLBACK", opts: serverOpts{}, need: 15 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-FALLBACK", opts: serverOpts{}, need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "before the restart"}))
 			old := e.sessionOf(a.n)
 			e.Expect(e.srv.restart()).To(Succeed())
@@ -150,7 +150,7 @@ func sessionChecks() []def {
 
 // expectFresh checks that run n called its tool on a session it created
 // itself and, once the server answered 404 for old, presented old no more.
-func expectFresh(e *ClientEnv, n int, old string) {
+func expectFresh(e *clientEnv, n int, old string) {
 	calls := e.toolCalls(n)
 	e.Expect(calls).NotTo(BeEmpty(), "run %d sent no tools/call", n)
 	last := calls[len(calls)-1]

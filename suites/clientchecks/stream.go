@@ -23,7 +23,7 @@ const retrySlack = 1500 * time.Millisecond
 // streamChecks are the streams checks.
 func streamChecks() []def {
 	return []def{
-		{id: "CLI-RESUME", opts: serverOpts{}, need: 15 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-RESUME", opts: serverOpts{}, need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			const n, interval = 6, 400 * time.Millisecond
 			a := e.start(callRun("long_operation", map[string]any{"steps": n, "interval_ms": interval.Milliseconds()}))
 			a.waitLine(ctx, "the log line of step 2", logStep(2))
@@ -47,7 +47,7 @@ func streamChecks() []def {
 			e.expectUniqueEventIDs(append(before, after...))
 		}},
 
-		{id: "CLI-RETRY-FIELD", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *ClientEnv) {
+		{id: "CLI-RETRY-FIELD", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
 			const n = 4
 			var armed atomic.Bool
 			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
@@ -83,7 +83,7 @@ func streamChecks() []def {
 }
 
 // expectUniqueEventIDs: no event id reached the application twice.
-func (e *ClientEnv) expectUniqueEventIDs(lines []outLine) {
+func (e *clientEnv) expectUniqueEventIDs(lines []outLine) {
 	seen := map[string]bool{}
 	for _, l := range lines {
 		if l.EventID == "" {

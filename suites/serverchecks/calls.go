@@ -21,7 +21,7 @@ type call struct {
 
 // startNotifying calls the notifying tool with a progress token and returns
 // while its POST stream is open.
-func (e *Env) startNotifying(ctx context.Context, c *wire.Client, sid, token string) *call {
+func (e *env) startNotifying(ctx context.Context, c *wire.Client, sid, token string) *call {
 	t := e.Config.Tools.Notifying
 	body := c.Request("tools/call", wire.ToolParams(t.Name, t.Arguments, token))
 	id, _ := json.Marshal(body["id"])
@@ -36,7 +36,7 @@ func (e *Env) startNotifying(ctx context.Context, c *wire.Client, sid, token str
 }
 
 // isNote reports whether m is one of the call's counted notifications.
-func (e *Env) isNote(m wire.Message, k *call) bool {
+func (e *env) isNote(m wire.Message, k *call) bool {
 	method := e.Config.Tools.Notifying.Method
 	if m.Method != method {
 		return false
@@ -52,7 +52,7 @@ func (e *Env) isNote(m wire.Message, k *call) bool {
 }
 
 // notes returns the params of the call's notifications among msgs.
-func (e *Env) notes(msgs []wire.Message, k *call) []string {
+func (e *env) notes(msgs []wire.Message, k *call) []string {
 	var out []string
 	for _, m := range msgs {
 		if e.isNote(m, k) {
@@ -79,7 +79,7 @@ func (k *call) response(msgs []wire.Message) (wire.Message, bool) {
 
 // expectSequence checks that parts, read in order from successive streams,
 // form the call's whole notification sequence: every one once, in order.
-func (e *Env) expectSequence(parts ...[]string) {
+func (e *env) expectSequence(parts ...[]string) {
 	var all []string
 	for _, p := range parts {
 		all = append(all, p...)
@@ -107,7 +107,7 @@ func (e *Env) expectSequence(parts ...[]string) {
 // expectOnce checks that parts, read from different streams, hold the
 // call's notifications exactly once between them (order across streams is
 // not defined).
-func (e *Env) expectOnce(parts ...[]string) {
+func (e *env) expectOnce(parts ...[]string) {
 	seen := map[string]bool{}
 	n := 0
 	for _, p := range parts {
@@ -133,7 +133,7 @@ func responses(msgs []wire.Message) []wire.Message {
 }
 
 // awaitResponse waits until the call's response arrives on c.
-func (e *Env) awaitResponse(ctx context.Context, k *call, c *collector) wire.Message {
+func (e *env) awaitResponse(ctx context.Context, k *call, c *collector) wire.Message {
 	var m wire.Message
 	e.Eventually(func() bool {
 		var ok bool
@@ -149,7 +149,7 @@ const notesElsewhere = "the target does not send the notifying tool's notificati
 // awaitPostNotes waits until n of the call's notifications arrived on its
 // POST stream. A call that answers first sends them elsewhere: a check that
 // needs to cut the call between notifications cannot run, and is skipped.
-func (e *Env) awaitPostNotes(ctx context.Context, k *call, n int) {
+func (e *env) awaitPostNotes(ctx context.Context, k *call, n int) {
 	e.Eventually(func() bool {
 		_, done := k.response(k.post.Messages())
 		return done || len(e.notes(k.post.Messages(), k)) >= n
@@ -160,7 +160,7 @@ func (e *Env) awaitPostNotes(ctx context.Context, k *call, n int) {
 }
 
 // needIDs skips a resumption check when the stream carries no event ids.
-func (e *Env) needIDs(c *collector) {
+func (e *env) needIDs(c *collector) {
 	if c.LastID() == "" {
 		e.Skip("the target's SSE events carry no ids, so streams cannot be resumed")
 	}
@@ -168,7 +168,7 @@ func (e *Env) needIDs(c *collector) {
 
 // resume opens GET with Last-Event-ID; a refusal skips the check as "not
 // resumable" unless the check requires resumption.
-func (e *Env) resume(ctx context.Context, sid, lastID string) *collector {
+func (e *env) resume(ctx context.Context, sid, lastID string) *collector {
 	s, err := e.get(ctx, e.C, sid, lastID)
 	if se := new(wire.StatusError); errors.As(err, &se) && se.Status != http.StatusNotFound && !e.Entry.ResumeRequired {
 		e.Skip("the target does not resume streams: GET with Last-Event-ID got HTTP " + http.StatusText(se.Status))

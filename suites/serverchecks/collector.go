@@ -28,7 +28,7 @@ type collector struct {
 	done   chan struct{}
 }
 
-func (e *Env) collect(name string, s *wire.Stream) *collector {
+func (e *env) collect(name string, s *wire.Stream) *collector {
 	c := &collector{t: e.T, name: name, s: s, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
@@ -106,7 +106,7 @@ func decode(t *kit.T, evs []sse.Event) []wire.Message {
 
 // openGET opens the standalone GET stream (or resumes one with lastID) and
 // fails the check unless it is an SSE stream.
-func (e *Env) openGET(ctx context.Context, c *wire.Client, sid, lastID string) *collector {
+func (e *env) openGET(ctx context.Context, c *wire.Client, sid, lastID string) *collector {
 	s, err := e.get(ctx, c, sid, lastID)
 	if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
 		e.Skip("the target answers GET with 405: it offers no standalone stream")
@@ -123,7 +123,7 @@ func (e *Env) openGET(ctx context.Context, c *wire.Client, sid, lastID string) *
 // stream per id may not have noticed the old one is gone and answer 409;
 // a client would retry, and so does get, for a while. (GET-STALE-REPLACED
 // is the check that says this should not be needed.)
-func (e *Env) get(ctx context.Context, c *wire.Client, sid, lastID string) (*wire.Stream, error) {
+func (e *env) get(ctx context.Context, c *wire.Client, sid, lastID string) (*wire.Stream, error) {
 	s, err := c.OpenGET(ctx, sid, lastID)
 	for end := time.Now().Add(conflictRetry); isStatus(err, http.StatusConflict) && time.Now().Before(end); {
 		e.Logf("GET got 409; retrying while the server notices the old stream is gone")
@@ -143,7 +143,7 @@ func isStatus(err error, status int) bool {
 
 // connect runs the initialize handshake and deletes the session at the end
 // of the check.
-func (e *Env) connect(ctx context.Context, c *wire.Client) string {
+func (e *env) connect(ctx context.Context, c *wire.Client) string {
 	sid, err := c.Connect(ctx)
 	e.Expect(err).NotTo(HaveOccurred(), "initialize handshake")
 	e.Expect(sid).NotTo(BeEmpty(), "Mcp-Session-Id on the InitializeResult")

@@ -15,10 +15,10 @@ import (
 	"github.com/mcp-conform/mcp-conform/target"
 )
 
-// Env is one check's view of the target: its kit.T (assertions, skip,
+// env is one check's view of the target: its kit.T (assertions, skip,
 // exchange log) and a wire client whose connections go through the
 // check's own fault proxy and are logged.
-type Env struct {
+type env struct {
 	*kit.T
 	// C is the client every request of the check goes through.
 	C      *wire.Client
@@ -34,7 +34,7 @@ type def struct {
 	// need is how long the check takes against a target that behaves
 	// (see kit.Check.Need); nil for a few round trips.
 	need func(*target.Config) time.Duration
-	body func(ctx context.Context, e *Env)
+	body func(ctx context.Context, e *env)
 	// reset arms the check's proxy for F-RESET (every close becomes a TCP
 	// reset, so only checks that reset use it).
 	reset bool
@@ -63,7 +63,7 @@ func Checks(tc *Target) []kit.Check {
 
 // setup skips the check when the target cannot have the behaviour, or
 // when the profile lacks what the check needs, and builds its Env.
-func (tc *Target) setup(t *kit.T, d def) *Env {
+func (tc *Target) setup(t *kit.T, d def) *env {
 	ent := t.Entry
 	for _, k := range ent.Needs {
 		if !tc.Config.Has(k) {
@@ -76,7 +76,7 @@ func (tc *Target) setup(t *kit.T, d def) *Env {
 	if tc.Sessionless != "" && !ent.Sessionless {
 		t.Skip("not applicable: " + tc.Sessionless)
 	}
-	e := &Env{T: t, Config: tc.Config, target: tc}
+	e := &env{T: t, Config: tc.Config, target: tc}
 	base := tc.URL
 	if tc.Faults != nil {
 		u, err := url.Parse(tc.URL)
@@ -121,7 +121,7 @@ func hostPort(u *url.URL) string {
 }
 
 // defaultHeader carries the profile's headers and the first principal's token.
-func (e *Env) defaultHeader() http.Header {
+func (e *env) defaultHeader() http.Header {
 	h := http.Header{}
 	for k, v := range e.Config.Headers {
 		h.Set(k, v)
@@ -136,7 +136,7 @@ func (e *Env) defaultHeader() http.Header {
 }
 
 // client returns a wire client on the check's transport and log.
-func (e *Env) client(u string, h http.Header) *wire.Client {
+func (e *env) client(u string, h http.Header) *wire.Client {
 	c := wire.New(u)
 	c.HTTP = &http.Client{Transport: &kit.Recorder{Base: e.tr, Log: e.Log()}}
 	c.ProtocolVersion = e.target.ProtocolVersion
@@ -144,8 +144,8 @@ func (e *Env) client(u string, h http.Header) *wire.Client {
 	return c
 }
 
-// As returns a client that sends the given principal's token instead.
-func (e *Env) As(principal int) *wire.Client {
+// as returns a client that sends the given principal's token instead.
+func (e *env) as(principal int) *wire.Client {
 	h := e.defaultHeader()
 	h.Set("Authorization", "Bearer "+e.Config.Principals[principal].Token)
 	return e.client(e.C.URL, h)

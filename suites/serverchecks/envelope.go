@@ -31,13 +31,13 @@ type envelope struct {
 // envelopeChecks are the envelope checks.
 func envelopeChecks() []def {
 	return []def{
-		{id: "ENVELOPE-404", body: func(ctx context.Context, e *Env) {
+		{id: "ENVELOPE-404", body: func(ctx context.Context, e *env) {
 			e.expectEnvelope(ctx, rand.Text())
 		}},
 
-		{id: "ENVELOPE-RESUME-HINT", body: func(ctx context.Context, e *Env) {
-			env := e.expectEnvelope(ctx, rand.Text())
-			hint := env.Error.Data.Resume
+		{id: "ENVELOPE-RESUME-HINT", body: func(ctx context.Context, e *env) {
+			got := e.expectEnvelope(ctx, rand.Text())
+			hint := got.Error.Data.Resume
 			if hint == nil {
 				e.Skip("the envelope carries no data.resume")
 			}
@@ -70,7 +70,7 @@ func envelopeChecks() []def {
 
 // expectEnvelope sends tools/list with a session id the server does not know
 // and checks the answer is the 404 session-expired envelope.
-func (e *Env) expectEnvelope(ctx context.Context, sid string) envelope {
+func (e *env) expectEnvelope(ctx context.Context, sid string) envelope {
 	resp, err := e.C.Call(ctx, sid, "tools/list", nil)
 	e.Expect(err).NotTo(HaveOccurred())
 	if hint := resp.SessionID(); hint != "" && hint != sid {
@@ -79,13 +79,13 @@ func (e *Env) expectEnvelope(ctx context.Context, sid string) envelope {
 	e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list with unknown session id %q", sid)
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	e.Expect(mt).To(Equal("application/json"), "Content-Type of the 404")
-	var env envelope
-	e.Expect(json.Unmarshal(resp.Body, &env)).To(Succeed(), "404 body %q is not JSON", resp.Body)
-	e.Expect(env.JSONRPC).To(Equal("2.0"), "jsonrpc")
-	e.Expect(string(env.ID)).To(Equal("null"), "id must be null")
-	e.Expect(env.Error).NotTo(BeNil(), "error object")
-	e.Expect(env.Error.Code).To(Equal(wire.CodeSessionExpired), "error.code")
-	e.Expect(env.Error.Message).To(Equal(wire.SessionExpiredMessage), "error.message")
-	e.Expect(env.Error.Data.Reason).To(Equal(wire.SessionExpiredReason), "error.data.reason")
-	return env
+	var env404 envelope
+	e.Expect(json.Unmarshal(resp.Body, &env404)).To(Succeed(), "404 body %q is not JSON", resp.Body)
+	e.Expect(env404.JSONRPC).To(Equal("2.0"), "jsonrpc")
+	e.Expect(string(env404.ID)).To(Equal("null"), "id must be null")
+	e.Expect(env404.Error).NotTo(BeNil(), "error object")
+	e.Expect(env404.Error.Code).To(Equal(wire.CodeSessionExpired), "error.code")
+	e.Expect(env404.Error.Message).To(Equal(wire.SessionExpiredMessage), "error.message")
+	e.Expect(env404.Error.Data.Reason).To(Equal(wire.SessionExpiredReason), "error.data.reason")
+	return env404
 }

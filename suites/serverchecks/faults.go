@@ -7,15 +7,15 @@ import (
 )
 
 // needProxy skips a check that injects faults when there is no proxy.
-func (e *Env) needProxy() *faults.Proxy {
+func (e *env) needProxy() *faults.Proxy {
 	if e.proxy == nil {
 		e.Skip("injects a network fault: needs the fault proxy (run without --no-proxy)")
 	}
 	return e.proxy
 }
 
-// Refresh cuts every live connection of the check at once (F-REFRESH).
-func (e *Env) Refresh() {
+// refresh cuts every live connection of the check at once (F-REFRESH).
+func (e *env) refresh() {
 	p := e.needProxy()
 	e.Logf("!! F-REFRESH: every live connection cut")
 	if err := p.Refresh(); err != nil {
@@ -24,8 +24,8 @@ func (e *Env) Refresh() {
 	e.tr.CloseIdleConnections()
 }
 
-// Freeze makes every live connection half-open (F-BLACKHOLE).
-func (e *Env) Freeze() {
+// freeze makes every live connection half-open (F-BLACKHOLE).
+func (e *env) freeze() {
 	p := e.needProxy()
 	e.Logf("!! F-BLACKHOLE: live connections frozen, not closed")
 	if err := p.Freeze(); err != nil {
@@ -34,8 +34,8 @@ func (e *Env) Freeze() {
 	e.tr.CloseIdleConnections()
 }
 
-// CutAfter arms F-CUT-AFTER: the next stream to carry n events is cut.
-func (e *Env) CutAfter(n int) {
+// cutAfter arms F-CUT-AFTER: the next stream to carry n events is cut.
+func (e *env) cutAfter(n int) {
 	p := e.needProxy()
 	e.Logf("!! F-CUT-AFTER: the next stream to carry %d events will be cut", n)
 	if err := p.CutAfter(n); err != nil {
@@ -43,8 +43,8 @@ func (e *Env) CutAfter(n int) {
 	}
 }
 
-// Reset resets every live connection of the check (F-RESET).
-func (e *Env) Reset() {
+// reset resets every live connection of the check (F-RESET).
+func (e *env) reset() {
 	p := e.needProxy()
 	e.Logf("!! F-RESET: every live connection reset (RST)")
 	if err := p.Reset(); err != nil {
@@ -53,8 +53,8 @@ func (e *Env) Reset() {
 	e.tr.CloseIdleConnections()
 }
 
-// SlowLink makes the server's data arrive late and in small pieces (F-LATENCY).
-func (e *Env) SlowLink() {
+// slowLink makes the server's data arrive late and in small pieces (F-LATENCY).
+func (e *env) slowLink() {
 	p := e.needProxy()
 	e.Logf("!! F-LATENCY: 20ms latency, data sliced into ~8-byte pieces")
 	if err := p.Latency(20*time.Millisecond, 5*time.Millisecond); err != nil {

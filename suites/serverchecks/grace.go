@@ -26,7 +26,7 @@ func graceNeed(c *target.Config) time.Duration { return expiry(c) + graceSlack }
 // graceChecks are the grace checks.
 func graceChecks() []def {
 	return []def{
-		{id: "GRACE-IDLE-SURVIVES", need: graceNeed, body: func(ctx context.Context, e *Env) {
+		{id: "GRACE-IDLE-SURVIVES", need: graceNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			t := e.Config.Timings
 			silence := t.IdleThreshold.D() + t.GracePeriod.D()/2
@@ -35,7 +35,7 @@ func graceChecks() []def {
 			e.expectWorks(ctx, e.C, sid)
 		}},
 
-		{id: "GRACE-EXPIRES", need: graceNeed, body: func(ctx context.Context, e *Env) {
+		{id: "GRACE-EXPIRES", need: graceNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			e.Logf("silent for %v (idle threshold + grace period + reaper interval + slack)", expiry(e.Config))
 			e.Pause(expiry(e.Config))
@@ -44,7 +44,7 @@ func graceChecks() []def {
 			e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list on a session silent past its grace period")
 		}},
 
-		{id: "GRACE-ACTIVITY-RESETS", need: graceNeed, body: func(ctx context.Context, e *Env) {
+		{id: "GRACE-ACTIVITY-RESETS", need: graceNeed, body: func(ctx context.Context, e *env) {
 			// Two sessions, each kept up by one kind of request only, so a server
 			// that counts only POSTs (or only GETs) as activity is caught.
 			byPOST, byGET := e.connect(ctx, e.C), e.connect(ctx, e.C)
@@ -59,7 +59,7 @@ func graceChecks() []def {
 			e.expectWorks(ctx, e.C, byGET)
 		}},
 
-		{id: "GRACE-LIVE-STREAM", need: graceNeed, body: func(ctx context.Context, e *Env) {
+		{id: "GRACE-LIVE-STREAM", need: graceNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			get := e.openGET(ctx, e.C, sid, "")
 			e.Logf("no requests for %v while the GET stream stays open", expiry(e.Config))
@@ -68,7 +68,7 @@ func graceChecks() []def {
 			e.expectWorks(ctx, e.C, sid)
 		}},
 
-		{id: "GRACE-RECONNECT-CANCELS", need: graceNeed, body: func(ctx context.Context, e *Env) {
+		{id: "GRACE-RECONNECT-CANCELS", need: graceNeed, body: func(ctx context.Context, e *env) {
 			start := time.Now()
 			sid := e.connect(ctx, e.C)
 			t := e.Config.Timings

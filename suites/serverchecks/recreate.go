@@ -12,12 +12,12 @@ import (
 // recreateChecks are the recreate checks.
 func recreateChecks() []def {
 	return []def{
-		{id: "RECREATE-REINIT-200", body: func(ctx context.Context, e *Env) {
+		{id: "RECREATE-REINIT-200", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			e.reinitialize(ctx, e.C, sid)
 		}},
 
-		{id: "RECREATE-STATE-KEPT", body: func(ctx context.Context, e *Env) {
+		{id: "RECREATE-STATE-KEPT", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			v1 := e.stateful(ctx, e.C, sid)
 			v2 := e.stateful(ctx, e.C, sid)
@@ -28,7 +28,7 @@ func recreateChecks() []def {
 			e.Expect(v3).NotTo(Equal(v2), "after re-initialize %s did not advance", e.Config.Tools.Stateful.Name)
 		}},
 
-		{id: "RECREATE-WORKS-AFTER", body: func(ctx context.Context, e *Env) {
+		{id: "RECREATE-WORKS-AFTER", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			e.reinitialize(ctx, e.C, sid)
 			e.expectWorks(ctx, e.C, sid)
@@ -36,8 +36,8 @@ func recreateChecks() []def {
 			e.openGET(ctx, e.C, sid, "")
 		}},
 
-		{id: "RECREATE-OWNER-ONLY", body: func(ctx context.Context, e *Env) {
-			owner, other := e.As(0), e.As(1)
+		{id: "RECREATE-OWNER-ONLY", body: func(ctx context.Context, e *env) {
+			owner, other := e.as(0), e.as(1)
 			sid := e.connect(ctx, owner)
 			resp, err := other.Initialize(ctx, sid)
 			e.Expect(err).NotTo(HaveOccurred())
@@ -48,10 +48,10 @@ func recreateChecks() []def {
 			e.expectWorks(ctx, owner, sid)
 		}},
 
-		{id: "RESUME-NO-INIT", body: func(ctx context.Context, e *Env) {
+		{id: "RESUME-NO-INIT", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			e.openGET(ctx, e.C, sid, "")
-			e.Refresh()
+			e.refresh()
 			e.openGET(ctx, e.C, sid, "")
 			e.expectWorks(ctx, e.C, sid)
 			e.expectCall(ctx, e.C, sid)
@@ -61,7 +61,7 @@ func recreateChecks() []def {
 
 // reinitialize sends initialize with a live session id and expects a real
 // InitializeResult for the same id, then completes the handshake.
-func (e *Env) reinitialize(ctx context.Context, c *wire.Client, sid string) {
+func (e *env) reinitialize(ctx context.Context, c *wire.Client, sid string) {
 	resp, err := c.Initialize(ctx, sid)
 	e.Expect(err).NotTo(HaveOccurred())
 	e.Expect(resp.Status).To(Equal(http.StatusOK), "initialize carrying live session id %q: %s", sid, resp.Body)
@@ -76,7 +76,7 @@ func (e *Env) reinitialize(ctx context.Context, c *wire.Client, sid string) {
 }
 
 // stateful calls the profile's stateful tool and returns its text.
-func (e *Env) stateful(ctx context.Context, c *wire.Client, sid string) string {
+func (e *env) stateful(ctx context.Context, c *wire.Client, sid string) string {
 	t := e.Config.Tools.Stateful
 	text, err := c.ToolText(ctx, sid, t.Name, t.Arguments)
 	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
@@ -85,7 +85,7 @@ func (e *Env) stateful(ctx context.Context, c *wire.Client, sid string) string {
 
 // expectCall calls a declared tool, if the profile declares one, and
 // expects a result.
-func (e *Env) expectCall(ctx context.Context, c *wire.Client, sid string) {
+func (e *env) expectCall(ctx context.Context, c *wire.Client, sid string) {
 	switch {
 	case e.Config.Tools.Stateful != nil:
 		e.stateful(ctx, c, sid)

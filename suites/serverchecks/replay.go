@@ -16,12 +16,12 @@ import (
 // replayChecks are the replay checks.
 func replayChecks() []def {
 	return []def{
-		{id: "REPLAY-GAP", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "REPLAY-GAP", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			k := e.startNotifying(ctx, e.C, sid, "gap")
 			e.awaitPostNotes(ctx, k, 1)
 			e.needIDs(k.post)
-			e.Refresh()
+			e.refresh()
 			// Back after a refresh: the standalone stream, and the call's stream
 			// resumed; the next notifications come on one of them.
 			get := e.openGET(ctx, e.C, sid, "")
@@ -37,7 +37,7 @@ func replayChecks() []def {
 				return false
 			}).Should(BeTrue(), "a notification after the refresh on the GET stream or the resumed call stream")
 			e.needIDs(carrier)
-			e.Refresh()
+			e.refresh()
 			e.Logf("no stream for %v: the refresh window", quiet(e.Config))
 			e.Pause(quiet(e.Config))
 			resumed := e.resume(ctx, sid, carrier.LastID())
@@ -53,7 +53,7 @@ func replayChecks() []def {
 			e.expectSequence(e.notes(k.post.Messages(), k), e.notes(get.Messages(), k), e.notes(post.Messages(), k), e.notes(resumed.Messages(), k))
 		}},
 
-		{id: "REPLAY-SESSION-SCOPED", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "REPLAY-SESSION-SCOPED", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			a := e.connect(ctx, e.C)
 			k := e.startNotifying(ctx, e.C, a, "scoped-a")
 			e.awaitResponse(ctx, k, k.post)
@@ -76,7 +76,7 @@ func replayChecks() []def {
 
 		{id: "REPLAY-EVICTION", need: func(c *target.Config) time.Duration {
 			return notifyNeed(c) + evictAfter(c)
-		}, body: func(ctx context.Context, e *Env) {
+		}, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			k := e.startNotifying(ctx, e.C, sid, "evicted")
 			e.awaitResponse(ctx, k, k.post)
@@ -107,7 +107,7 @@ func evictAfter(c *target.Config) time.Duration {
 
 // keepAlive keeps a session active for d with a tools/list every so often
 // (half the idle threshold when declared).
-func (e *Env) keepAlive(ctx context.Context, sid string, d time.Duration) {
+func (e *env) keepAlive(ctx context.Context, sid string, d time.Duration) {
 	every := time.Second
 	if it := e.Config.Timings.IdleThreshold.D(); it > 0 && it/2 < every {
 		every = it / 2
@@ -120,7 +120,7 @@ func (e *Env) keepAlive(ctx context.Context, sid string, d time.Duration) {
 }
 
 // firstNoteID is the id of the event that carried the call's first notification.
-func firstNoteID(e *Env, k *call) string {
+func firstNoteID(e *env, k *call) string {
 	notes := 0
 	for _, ev := range k.post.Events() {
 		if ms := decode(e.T, []sse.Event{ev}); len(ms) == 1 && e.isNote(ms[0], k) {

@@ -11,7 +11,7 @@ import (
 // restartChecks are the restart checks.
 func restartChecks() []def {
 	return []def{
-		{id: "RESTART-404", body: func(ctx context.Context, e *Env) {
+		{id: "RESTART-404", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			e.Logf("!! F-RESTART: restarting the target")
 			e.Expect(e.target.Restart(ctx)).To(Succeed(), "restart the target")
@@ -20,7 +20,7 @@ func restartChecks() []def {
 			e.expectWorks(ctx, e.C, e.connect(ctx, e.C))
 		}},
 
-		{id: "RESTART-HINT", body: func(ctx context.Context, e *Env) {
+		{id: "RESTART-HINT", body: func(ctx context.Context, e *env) {
 			stale := rand.Text()
 			resp, err := e.C.Call(ctx, stale, "tools/list", nil)
 			e.Expect(err).NotTo(HaveOccurred())

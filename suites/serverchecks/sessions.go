@@ -19,14 +19,14 @@ const entropySessions = 16
 // sessionChecks are the sessions checks.
 func sessionChecks() []def {
 	return []def{
-		{id: "SESS-ID-CHARS", body: func(ctx context.Context, e *Env) {
+		{id: "SESS-ID-CHARS", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			for i, r := range []byte(sid) {
 				e.Expect(r >= 0x21 && r <= 0x7e).To(BeTrue(), "byte %d of session id %q is 0x%02x, outside 0x21-0x7E", i, sid, r)
 			}
 		}},
 
-		{id: "SESS-ID-ENTROPY", body: func(ctx context.Context, e *Env) {
+		{id: "SESS-ID-ENTROPY", body: func(ctx context.Context, e *env) {
 			seen := map[string]bool{}
 			for range entropySessions {
 				sid := e.connect(ctx, e.C)
@@ -36,14 +36,14 @@ func sessionChecks() []def {
 			}
 		}},
 
-		{id: "SESS-MISSING-400", body: func(ctx context.Context, e *Env) {
+		{id: "SESS-MISSING-400", body: func(ctx context.Context, e *env) {
 			e.connect(ctx, e.C)
 			resp, err := e.C.Call(ctx, "", "tools/list", nil)
 			e.Expect(err).NotTo(HaveOccurred())
 			e.Expect(resp.Status).To(Equal(http.StatusBadRequest), "tools/list without Mcp-Session-Id")
 		}},
 
-		{id: "SESS-UNKNOWN-404", body: func(ctx context.Context, e *Env) {
+		{id: "SESS-UNKNOWN-404", body: func(ctx context.Context, e *env) {
 			unknown := rand.Text()
 			for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
 				var body any
@@ -55,7 +55,7 @@ func sessionChecks() []def {
 			}
 		}},
 
-		{id: "SESS-DELETE", body: func(ctx context.Context, e *Env) {
+		{id: "SESS-DELETE", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			del, err := e.C.Delete(ctx, sid)
 			e.Expect(err).NotTo(HaveOccurred())
@@ -68,7 +68,7 @@ func sessionChecks() []def {
 			e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list on a deleted session")
 		}},
 
-		{id: "SESS-REINIT-NEW", body: func(ctx context.Context, e *Env) {
+		{id: "SESS-REINIT-NEW", body: func(ctx context.Context, e *env) {
 			gone := rand.Text()
 			resp, err := e.C.Call(ctx, gone, "tools/list", nil)
 			e.Expect(err).NotTo(HaveOccurred())
@@ -78,7 +78,7 @@ func sessionChecks() []def {
 			e.expectWorks(ctx, e.C, sid)
 		}},
 
-		{id: "VER-INVALID-400", body: func(ctx context.Context, e *Env) {
+		{id: "VER-INVALID-400", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			bad := e.client(e.C.URL, e.defaultHeader())
 			bad.ProtocolVersion = "1999-01-01"
@@ -87,7 +87,7 @@ func sessionChecks() []def {
 			e.Expect(resp.Status).To(Equal(http.StatusBadRequest), "tools/list with MCP-Protocol-Version 1999-01-01")
 		}},
 
-		{id: "ORIGIN-403", body: func(ctx context.Context, e *Env) {
+		{id: "ORIGIN-403", body: func(ctx context.Context, e *env) {
 			h := e.defaultHeader()
 			h.Set("Origin", e.Config.Origins.Disallowed)
 			evil := e.client(e.C.URL, h)
@@ -102,7 +102,7 @@ func sessionChecks() []def {
 }
 
 // send sends one request with the client's headers and reads the answer.
-func (e *Env) send(ctx context.Context, c *wire.Client, method, sid string, body any) *wire.Response {
+func (e *env) send(ctx context.Context, c *wire.Client, method, sid string, body any) *wire.Response {
 	req, err := c.NewHTTPRequest(ctx, method, sid, body)
 	e.Expect(err).NotTo(HaveOccurred())
 	if method == http.MethodGet {
@@ -121,7 +121,7 @@ func (e *Env) send(ctx context.Context, c *wire.Client, method, sid string, body
 }
 
 // expectWorks checks that a session answers tools/list.
-func (e *Env) expectWorks(ctx context.Context, c *wire.Client, sid string) {
+func (e *env) expectWorks(ctx context.Context, c *wire.Client, sid string) {
 	resp, err := c.Call(ctx, sid, "tools/list", nil)
 	e.Expect(err).NotTo(HaveOccurred())
 	e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list on session %q: %s", sid, resp.Body)

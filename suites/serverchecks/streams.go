@@ -23,7 +23,7 @@ const secondGETWait = 3 * minQuiet * 3
 // streamChecks are the streams checks.
 func streamChecks() []def {
 	return []def{
-		{id: "GET-SSE-OR-405", body: func(ctx context.Context, e *Env) {
+		{id: "GET-SSE-OR-405", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			req, err := e.C.NewHTTPRequest(ctx, http.MethodGet, sid, nil)
 			e.Expect(err).NotTo(HaveOccurred())
@@ -38,7 +38,7 @@ func streamChecks() []def {
 			e.Expect(mt).To(Equal("text/event-stream"), "Content-Type of the GET stream")
 		}},
 
-		{id: "GET-NO-RESPONSES", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "GET-NO-RESPONSES", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			get := e.openGET(ctx, e.C, sid, "")
 			k := e.startNotifying(ctx, e.C, sid, "get-no-responses")
@@ -48,10 +48,10 @@ func streamChecks() []def {
 				Should(BeEmpty(), "JSON-RPC responses on the standalone GET stream")
 		}},
 
-		{id: "MSG-ONE-STREAM", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "MSG-ONE-STREAM", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			get := e.openGET(ctx, e.C, sid, "")
-			e.SlowLink() // a fragmenting, late link must not change where messages go
+			e.slowLink() // a fragmenting, late link must not change where messages go
 			k := e.startNotifying(ctx, e.C, sid, "one-stream")
 			e.awaitResponse(ctx, k, k.post)
 			e.Pause(quiet(e.Config)) // anything broadcast to the GET stream arrives meanwhile
@@ -59,7 +59,7 @@ func streamChecks() []def {
 			e.Expect(responses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
 		}},
 
-		{id: "EVT-ID-UNIQUE", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "EVT-ID-UNIQUE", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			get := e.openGET(ctx, e.C, sid, "")
 			a := e.startNotifying(ctx, e.C, sid, "unique-a")
@@ -81,14 +81,14 @@ func streamChecks() []def {
 			}
 		}},
 
-		{id: "EVT-REPLAY-STREAM", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "EVT-REPLAY-STREAM", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			a := e.startNotifying(ctx, e.C, sid, "replay-a")
 			b := e.startNotifying(ctx, e.C, sid, "replay-b")
 			e.awaitPostNotes(ctx, a, 2)
 			e.awaitPostNotes(ctx, b, 2)
 			e.needIDs(a.post)
-			e.Refresh()
+			e.refresh()
 			resumed := e.resume(ctx, sid, a.post.LastID())
 			// Wait for a's response where the target replays it; its absence is
 			// not this check's business, another stream's messages are.
@@ -99,11 +99,11 @@ func streamChecks() []def {
 			}
 		}},
 
-		{id: "EVT-REPLAY-POST", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "EVT-REPLAY-POST", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			// The call's POST stream is the only stream open, so it is the one cut:
 			// after its priming event and two more.
-			e.CutAfter(3)
+			e.cutAfter(3)
 			k := e.startNotifying(ctx, e.C, sid, "replay-post")
 			e.Eventually(func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() }).
 				Should(BeTrue(), "the POST stream cut after 3 events, or its response")
@@ -120,7 +120,7 @@ func streamChecks() []def {
 			e.expectOnce(e.notes(k.post.Messages(), k), e.notes(resumed.Messages(), k), e.notes(get.Messages(), k))
 		}},
 
-		{id: "SSE-PRIMING", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "SSE-PRIMING", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			if e.target.ProtocolVersion < "2025-11-25" {
 				e.Skip("priming events are new in protocol 2025-11-25; negotiated " + e.target.ProtocolVersion)
 			}
@@ -138,7 +138,7 @@ func streamChecks() []def {
 				"the GET stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
 		}},
 
-		{id: "SSE-RETRY-FIELD", body: func(ctx context.Context, e *Env) {
+		{id: "SSE-RETRY-FIELD", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			first := e.openGET(ctx, e.C, sid, "")
 			second, err := e.C.OpenGET(ctx, sid, "")
@@ -157,12 +157,12 @@ func streamChecks() []def {
 			e.Expect(retry).To(BeTrue(), "the server closed the first GET stream without sending a retry field first")
 		}},
 
-		{id: "DISCONNECT-NOT-CANCEL", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "DISCONNECT-NOT-CANCEL", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			k := e.startNotifying(ctx, e.C, sid, "not-cancel")
 			e.awaitPostNotes(ctx, k, 1)
 			e.needIDs(k.post)
-			e.Reset()
+			e.reset()
 			resumed := e.resume(ctx, sid, k.post.LastID())
 			m := e.awaitResponse(ctx, k, resumed)
 			e.Expect(m.Error).To(BeNil(), "the call ended with an error after its stream was dropped")

@@ -14,17 +14,17 @@ const replacedGETWait = 5 * time.Second
 // streamResilienceChecks are the stream resilience checks.
 func streamResilienceChecks() []def {
 	return []def{
-		{id: "GET-STALE-REPLACED", body: func(ctx context.Context, e *Env) {
+		{id: "GET-STALE-REPLACED", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			e.openGET(ctx, e.C, sid, "")
-			e.Freeze()
+			e.freeze()
 			s, err := e.C.OpenGET(ctx, sid, "")
 			e.Expect(err).NotTo(HaveOccurred(), "a new GET while the previous GET connection is half-open")
 			e.collect("second GET", s)
 			e.Expect(s.Resp.StatusCode).To(Equal(http.StatusOK))
 		}},
 
-		{id: "GET-LIVE-REPLACED", body: func(ctx context.Context, e *Env) {
+		{id: "GET-LIVE-REPLACED", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			first := e.openGET(ctx, e.C, sid, "")
 			s, err := e.C.OpenGET(ctx, sid, "")
@@ -34,7 +34,7 @@ func streamResilienceChecks() []def {
 				"the first GET stream was still open %v after a second one replaced it", replacedGETWait)
 		}},
 
-		{id: "REDIRECT-ORPHANED", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "REDIRECT-ORPHANED", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			_, k, get := e.orphan(ctx)
 			e.Eventually(func() int { return len(e.notes(k.post.Messages(), k)) + len(e.notes(get.Messages(), k)) }).
 				Should(BeNumerically(">=", e.Config.Tools.Notifying.Notifications), "the orphaned notifications on the new GET stream")
@@ -42,7 +42,7 @@ func streamResilienceChecks() []def {
 			e.expectSequence(e.notes(k.post.Messages(), k), e.notes(get.Messages(), k))
 		}},
 
-		{id: "REDIRECT-NO-RESPONSE", need: notifyNeed, body: func(ctx context.Context, e *Env) {
+		{id: "REDIRECT-NO-RESPONSE", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid, k, get := e.orphan(ctx)
 			e.WaitUntil(2*toolRun(e.Config), func() bool {
 				return len(e.notes(k.post.Messages(), k))+len(e.notes(get.Messages(), k)) >= e.Config.Tools.Notifying.Notifications
@@ -61,11 +61,11 @@ func streamResilienceChecks() []def {
 // orphan starts the notifying tool, cuts every connection after its first
 // notification (a page refresh) and opens a new standalone GET stream
 // without Last-Event-ID, where the rest of its notifications should arrive.
-func (e *Env) orphan(ctx context.Context) (string, *call, *collector) {
+func (e *env) orphan(ctx context.Context) (string, *call, *collector) {
 	sid := e.connect(ctx, e.C)
 	e.openGET(ctx, e.C, sid, "")
 	k := e.startNotifying(ctx, e.C, sid, "orphan")
 	e.awaitPostNotes(ctx, k, 1)
-	e.Refresh()
+	e.refresh()
 	return sid, k, e.openGET(ctx, e.C, sid, "")
 }
