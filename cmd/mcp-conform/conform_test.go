@@ -256,3 +256,41 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// boundedRun bounds TestFailingWaitsAreBounded's whole run: generous, about
+// three times what it takes on two cores. A run whose failing waits each
+// ran into a blanket 30 s deadline takes minutes.
+const boundedRun = 45 * time.Second
+
+// TestFailingWaitsAreBounded: against a server that swallows the
+// notifications of a cut call, with a notifying tool of 5 x 500 ms, the
+// checks that wait for them fail within their deadline (twice what the
+// profile says they need, plus a margin), say what they waited for and how
+// long, and the whole run ends well within boundedRun.
+func TestFailingWaitsAreBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole suite against a fixture")
+	}
+	t.Parallel()
+	exe := buildCLI(t)
+	js := filepath.Join(t.TempDir(), "r.json")
+	began := time.Now()
+	out, errOut, code := runSelf(t, suiteTimeout, "server",
+		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} orphaned-notifications-dropped", exe),
+		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", "testdata/slow-notifying.yaml", "--json", js)
+	took := time.Since(began)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
+	}
+	for _, c := range readRun(t, js).Checks {
+		if c.ID != "REDIRECT-ORPHANED" && c.ID != "REPLAY-GAP" {
+			continue
+		}
+		if c.Verdict != report.Fail || !strings.HasPrefix(c.Message, "waited ") || !strings.Contains(c.Message, "in vain") {
+			t.Errorf("%s: %s %q; want a failure that says what it waited for and how long", c.ID, c.Verdict, c.Message)
+		}
+	}
+	if took > boundedRun {
+		t.Errorf("the run took %v, more than %v\n%s", took.Round(time.Second), boundedRun, out)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -29,15 +30,18 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// aliases are earlier names that keep working.
+	aliases []string
 }
 
 var commands = []command{
-	{"server", "check an MCP server against the behaviour catalogue", runServer},
-	{"client", "grade an MCP client under session refreshes, expiry and restarts", runClient},
-	{"list", "print the behaviour catalogue", runList},
-	{"serve", "run the reference MCP server", runServe},
-	{"call", "call a tool with the reference client, rejoining the session stored in a state directory", runCall},
-	{"fixture", "run a deliberately broken server", runFixture},
+	{"server", "check an MCP server against the behaviour catalogue", runServer, nil},
+	{"client", "grade an MCP client under session refreshes, expiry and restarts", runClient, nil},
+	{"list", "print the behaviour catalogue", runList, nil},
+	// Not "serve": one letter from "server", which checks a server.
+	{"reference-server", "run the reference MCP server", runServe, []string{"serve"}},
+	{"call", "call a tool with the reference client, rejoining the session stored in a state directory", runCall, nil},
+	{"fixture", "run a deliberately broken server", runFixture, nil},
 }
 
 func main() {
@@ -56,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	for _, c := range commands {
-		if c.name != args[0] {
+		if c.name != args[0] && !slices.Contains(c.aliases, args[0]) {
 			continue
 		}
 		err := c.run(ctx, args[1:], stdout, stderr)
@@ -81,7 +85,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: mcp-conform <command> [flags]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		summary := c.summary
+		if len(c.aliases) > 0 {
+			summary += " (also: " + strings.Join(c.aliases, ", ") + ")"
+		}
+		fmt.Fprintf(w, "  %-17s %s\n", c.name, summary)
 	}
 	fmt.Fprintln(w, "\nRun 'mcp-conform <command> -h' for a command's flags.")
 }

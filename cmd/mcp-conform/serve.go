@@ -17,7 +17,7 @@ import (
 const shutdownTimeout = 5 * time.Second
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := flag.NewFlagSet("reference-server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; port 0 picks a free port")
 	path := fs.String("path", "/mcp", "URL path of the MCP endpoint")
@@ -41,7 +41,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", server.DefaultMaxSessions, "most sessions held at once; more get 503")
 	logLevel := fs.String("log-level", "info", "lifecycle log level on stderr: debug, info, warn or error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mcp-conform serve [flags]\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: mcp-conform reference-server [flags]   (also: mcp-conform serve)\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {

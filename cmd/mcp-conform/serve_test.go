@@ -40,9 +40,11 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 containing %q", tc.args, code, stderr.String(), tc.want)
 		}
 	}
-	var stderr bytes.Buffer
-	if code := run(context.Background(), []string{"serve", "-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "--reaper-interval") && !strings.Contains(stderr.String(), "-reaper-interval") {
-		t.Errorf("serve -h: exit %d, %q", code, stderr.String())
+	for _, name := range []string{"reference-server", "serve"} { // serve: the earlier name
+		var stderr bytes.Buffer
+		if code := run(context.Background(), []string{name, "-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-reaper-interval") {
+			t.Errorf("%s -h: exit %d, %q", name, code, stderr.String())
+		}
 	}
 }
 
@@ -55,7 +57,7 @@ func TestServe(t *testing.T) {
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--path", "/x/mcp", "--grace-period", "1m"}, pw, &stderr)
+		done <- run(ctx, []string{"reference-server", "--addr", "127.0.0.1:0", "--path", "/x/mcp", "--grace-period", "1m"}, pw, &stderr)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')

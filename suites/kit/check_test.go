@@ -30,7 +30,7 @@ func TestExecuteStates(t *testing.T) {
 		{"fail", func(k *T) { k.Failf("broken %d", 7) }, Failed, "broken 7"},
 		{"skip", func(k *T) { k.Skip("not applicable: no GET") }, Skipped, "not applicable: no GET"},
 		{"panic", func(*T) { panic("boom") }, Failed, "panic: boom"},
-		{"eventually", func(k *T) { k.Eventually(func() bool { return false }).Should(BeTrue(), "the awaited event") }, Failed, "the awaited event"},
+		{"eventually", func(k *T) { k.Eventually(func() bool { return false }).Should(BeTrue(), "the awaited event") }, Failed, "for the awaited event, in vain"},
 		{"pause past deadline", func(k *T) { k.Pause(time.Hour) }, Failed, "deadline passed"},
 		{"cleanup", func(k *T) {
 			k.Cleanup(func(context.Context) { cleaned++ })

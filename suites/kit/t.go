@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -41,9 +42,25 @@ type ended struct {
 func newT(ctx context.Context, e catalogue.Entry) *T {
 	t := &T{Entry: e, ctx: ctx, log: NewLog(), helpers: map[string]bool{}}
 	t.Gomega = gomega.NewGomega(func(message string, _ ...int) {
-		panic(ended{state: Failed, message: message, location: t.location()})
+		panic(ended{state: Failed, message: awaited(message), location: t.location()})
 	})
 	return t
+}
+
+// gaveUp matches the first line of a Gomega wait that ended: a timeout, or
+// the check's context ending first.
+var gaveUp = regexp.MustCompile(`^(?:Timed out|Context was cancelled(?: \(cause: [^)]*\))?) after ([0-9.]+\w+)\.\n([^\n]+)`)
+
+// awaited puts what a failed wait was waiting for, and for how long, on
+// the message's first line: "waited 9.5s for <what>, in vain". The first
+// line is what the progress line shows.
+func awaited(message string) string {
+	m := gaveUp.FindStringSubmatchIndex(message)
+	if m == nil {
+		return message
+	}
+	took, what := message[m[2]:m[3]], message[m[4]:m[5]]
+	return fmt.Sprintf("waited %s for %s, in vain", took, what) + message[m[1]:]
 }
 
 // Context ends at the check's deadline or when the run is interrupted.

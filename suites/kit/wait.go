@@ -10,7 +10,9 @@ import (
 // PollInterval is how often waits look at what arrived.
 const PollInterval = 20 * time.Millisecond
 
-// Eventually is Gomega's Eventually bounded by the check's deadline.
+// Eventually is Gomega's Eventually bounded by the check's deadline. Give
+// it a description of what is awaited: a failure says it, and how long
+// the check waited.
 func (t *T) Eventually(actual any) types.AsyncAssertion {
 	return t.Gomega.Eventually(t.ctx, actual).WithTimeout(Remaining(t.ctx)).WithPolling(PollInterval)
 }
