@@ -178,7 +178,7 @@ func (c *Common) validate(side catalogue.Side) error {
 	if c.Parallel < 0 {
 		return setupErr("--parallel must be 1 or more, got %d", c.Parallel)
 	}
-	if c.Parallel == 0 {
+	if c.Parallel == 0 { // the zero value of a library caller's options
 		c.Parallel = DefaultParallel
 	}
 	if unknown := unknownIDs(side, c.ExpectedFailures); len(unknown) > 0 {

@@ -57,6 +57,9 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := noArgs(fs); err != nil {
 		return err
 	}
+	if err := parallelFlag(o.Parallel); err != nil {
+		return err
+	}
 	for _, s := range scenarios {
 		for _, id := range strings.Split(s, ",") {
 			if id = strings.TrimSpace(id); id != "" {

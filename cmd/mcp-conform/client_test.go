@@ -228,6 +228,7 @@ func TestClientUsage(t *testing.T) {
 		{[]string{"--scenario", "SESS-DELETE"}, "not client checks: SESS-DELETE"},
 		{[]string{"--expected-failures", serverIDs}, "not client checks: SESS-DELETE"},
 		{[]string{"--command", " "}, "--command is empty"},
+		{[]string{"--parallel", "-2"}, "--parallel must be 1 or more, got -2"},
 		{[]string{"--json", filepath.Join(dir, "missing", "r.json")}, "does not exist"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"reference"}, "want exactly one argument"},

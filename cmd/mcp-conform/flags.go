@@ -51,3 +51,12 @@ func (b *bearerTokens) Set(v string) error {
 	b.byToken[token] = name
 	return nil
 }
+
+// parallelFlag checks --parallel: the harness takes 0 to mean its default,
+// but on the command line 0 is a mistake.
+func parallelFlag(n int) error {
+	if n < 1 {
+		return usageError{fmt.Errorf("--parallel must be 1 or more, got %d", n)}
+	}
+	return nil
+}

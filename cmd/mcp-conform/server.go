@@ -53,6 +53,9 @@ flags:`)
 	if err := noArgs(fs); err != nil {
 		return err
 	}
+	if err := parallelFlag(o.Parallel); err != nil {
+		return err
+	}
 	o.Profile = catalogue.Profile(*profile)
 	ef, err := loadExpected(*expected)
 	if err != nil {

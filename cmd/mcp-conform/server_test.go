@@ -43,6 +43,7 @@ func TestServerSetupErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"server", "--profile", "fast"}, "--profile must be spec, resilience or all"},
+		{[]string{"server", "--parallel", "0"}, "--parallel must be 1 or more, got 0"},
 		{[]string{"server", "--url", "ftp://x/mcp"}, "--url must be an http:// or https:// URL"},
 		{[]string{"server", "--url", "http://127.0.0.1:{port}/mcp"}, "no --server-cmd"},
 		{[]string{"server", "--server-cmd", "true"}, "--server-cmd needs --url"},
