@@ -60,11 +60,57 @@ type NotifyingTool struct {
 
 // Timings are the target's declared session and event timings.
 type Timings struct {
-	IdleThreshold        Duration `json:"idle_threshold,omitempty"`
+	IdleThreshold Duration `json:"idle_threshold,omitempty"`
+	// GracePeriod may be declared 0s: a server with an idle TTL and no
+	// grace period (GraceDeclared tells 0s from absent).
 	GracePeriod          Duration `json:"grace_period,omitempty"`
 	ReaperInterval       Duration `json:"reaper_interval,omitempty"`
 	EventMaxAge          Duration `json:"event_max_age,omitempty"`
 	EventCleanupInterval Duration `json:"event_cleanup_interval,omitempty"`
+
+	noGrace bool // grace_period declared as 0s
+}
+
+// GraceDeclared reports whether the profile declares a grace period,
+// 0s included.
+func (t Timings) GraceDeclared() bool { return t.GracePeriod > 0 || t.noGrace }
+
+// WithoutGrace returns t declaring no grace period (grace_period: 0s).
+func (t Timings) WithoutGrace() Timings {
+	t.GracePeriod, t.noGrace = 0, true
+	return t
+}
+
+// timingsFields is Timings without its methods, to decode it plainly.
+type timingsFields Timings
+
+// UnmarshalJSON decodes the timings strictly (unknown keys are errors)
+// and notes a grace period declared as 0s.
+func (t *Timings) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var f timingsFields
+	if err := dec.Decode(&f); err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	_, declared := keys["grace_period"]
+	*t = Timings(f)
+	t.noGrace = declared && t.GracePeriod == 0
+	return nil
+}
+
+// MarshalJSON writes a grace period declared as 0s.
+func (t Timings) MarshalJSON() ([]byte, error) {
+	type plain timingsFields
+	out, err := json.Marshal(plain(t))
+	if err != nil || !t.noGrace {
+		return out, err
+	}
+	return append(out[:len(out)-1], []byte(`,"grace_period":"0s"}`)...), nil
 }
 
 // Principal is one identity's bearer token.
@@ -148,8 +194,11 @@ func (c *Config) Validate() error {
 			set++
 		}
 	}
+	if t.noGrace {
+		set++ // 0s is a declared grace period: an idle TTL alone
+	}
 	if set != 0 && set != 3 {
-		errs = append(errs, errors.New("timings.idle_threshold, grace_period and reaper_interval go together: declare all three or none"))
+		errs = append(errs, errors.New("timings.idle_threshold, grace_period and reaper_interval go together: declare all three or none (grace_period may be 0s)"))
 	}
 	if t.EventMaxAge < 0 || t.EventCleanupInterval < 0 {
 		errs = append(errs, errors.New("timings must not be negative"))
@@ -182,7 +231,7 @@ func (c *Config) Has(key catalogue.Key) bool {
 	case catalogue.KeyStateful:
 		return c.Tools.Stateful != nil
 	case catalogue.KeyGraceTimings:
-		return c.Timings.IdleThreshold > 0 && c.Timings.GracePeriod > 0 && c.Timings.ReaperInterval > 0
+		return c.Timings.IdleThreshold > 0 && c.Timings.GraceDeclared() && c.Timings.ReaperInterval > 0
 	case catalogue.KeyEventMaxAge:
 		return c.Timings.EventMaxAge > 0
 	case catalogue.KeyPrincipals:

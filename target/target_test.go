@@ -1,6 +1,7 @@
 package target
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,30 @@ recovery_hint: true
 	}
 }
 
+// TestZeroGracePeriod: a declared grace_period of 0s (an idle TTL alone)
+// is a declared grace period, not a missing one, and survives a round trip.
+func TestZeroGracePeriod(t *testing.T) {
+	c, err := Parse([]byte("timings: {idle_threshold: 2s, grace_period: 0s, reaper_interval: 500ms}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Has(catalogue.KeyGraceTimings) || !c.Timings.GraceDeclared() || c.Timings.GracePeriod != 0 {
+		t.Fatalf("timings %+v: want a declared grace period of 0s", c.Timings)
+	}
+	js, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(js)
+	if err != nil || !again.Timings.GraceDeclared() {
+		t.Fatalf("round trip through %s: %+v, %v", js, again, err)
+	}
+	absent, err := Parse([]byte("timings: {event_max_age: 2s}"))
+	if err != nil || absent.Timings.GraceDeclared() {
+		t.Fatalf("no grace_period: declared %v, %v", absent.Timings.GraceDeclared(), err)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"tool: {}", "unknown field"},
@@ -50,6 +75,8 @@ func TestParseErrors(t *testing.T) {
 		{"tools: {notifying: {name: x, notifications: 5}}", "interval"},
 		{"tools: {notifying: {notifications: 5, interval: 1s}}", "name is empty"},
 		{"timings: {idle_threshold: 1s}", "go together"},
+		{"timings: {idle_threshold: 1s, grace_period: 0s}", "go together"},
+		{"timings: {idle_threshold: 1s, grace: 1s, reaper_interval: 1s}", "unknown field"},
 		{"timings: {idle_threshold: soon}", "invalid duration"},
 		{"timings: {idle_threshold: 5}", "string"},
 		{"principals: [{token: a}]", "exactly two"},

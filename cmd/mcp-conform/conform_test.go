@@ -294,3 +294,30 @@ func TestFailingWaitsAreBounded(t *testing.T) {
 		t.Errorf("the run took %v, more than %v\n%s", took.Round(time.Second), boundedRun, out)
 	}
 }
+
+// TestZeroGracePeriod: a profile that declares grace_period: 0s, against a
+// server with an idle TTL alone: the two checks about the grace period
+// skip and say why; every other check, GRACE-EXPIRES included, passes.
+func TestZeroGracePeriod(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole suite against a fixture")
+	}
+	t.Parallel()
+	exe := buildCLI(t)
+	js := filepath.Join(t.TempDir(), "r.json")
+	out, errOut, code := runSelf(t, suiteTimeout, "server",
+		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} no-grace-period", exe),
+		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", "testdata/no-grace.yaml", "--json", js, "--strict")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, c := range readRun(t, js).Checks {
+		skip := c.ID == "GRACE-IDLE-SURVIVES" || c.ID == "GRACE-RECONNECT-CANCELS"
+		switch {
+		case skip && (c.Verdict != report.Skip || !strings.Contains(c.Message, "no grace period")):
+			t.Errorf("%s: %s %q, want a skip saying the target declares no grace period", c.ID, c.Verdict, c.Message)
+		case !skip && c.Verdict != report.Pass:
+			t.Errorf("%s: %s %q, want pass", c.ID, c.Verdict, c.Message)
+		}
+	}
+}

@@ -27,6 +27,7 @@ func graceNeed(c *target.Config) time.Duration { return expiry(c) + graceSlack }
 func graceChecks() []def {
 	return []def{
 		{id: "GRACE-IDLE-SURVIVES", need: graceNeed, body: func(ctx context.Context, e *env) {
+			e.needGracePeriod()
 			sid := e.connect(ctx, e.C)
 			t := e.Config.Timings
 			silence := t.IdleThreshold.D() + t.GracePeriod.D()/2
@@ -69,6 +70,7 @@ func graceChecks() []def {
 		}},
 
 		{id: "GRACE-RECONNECT-CANCELS", need: graceNeed, body: func(ctx context.Context, e *env) {
+			e.needGracePeriod()
 			start := time.Now()
 			sid := e.connect(ctx, e.C)
 			t := e.Config.Timings
@@ -84,5 +86,13 @@ func graceChecks() []def {
 			e.Pause(time.Until(start.Add(expiry(e.Config))))
 			e.expectWorks(ctx, e.C, sid)
 		}},
+	}
+}
+
+// needGracePeriod skips a check about the grace period itself when the
+// target declares none (grace_period: 0s, an idle TTL alone).
+func (e *env) needGracePeriod() {
+	if e.Config.Timings.GracePeriod == 0 {
+		e.Skip("the target declares no grace period (timings.grace_period: 0s): a session expires at its idle threshold")
 	}
 }
