@@ -40,8 +40,8 @@ var entries = []Entry{
 		Summary: "After a 404, an initialize without a session id starts a new, working session with a different id."},
 	{ID: "VER-INVALID-400", Level: Must, Side: Server, Section: "sessions", SpecRef: specVersion,
 		Summary: "A request with an unsupported MCP-Protocol-Version gets 400."},
-	{ID: "ORIGIN-403", Level: Must, Side: Server, Section: "sessions", SpecRef: specSecurity, Needs: []Key{KeyOriginDenied}, Sessionless: true,
-		Summary: "A request with a present but disallowed Origin gets 403."},
+	{ID: "ORIGIN-403", Level: Must, Side: Server, Section: "sessions", SpecRef: specSecurity, Sessionless: true,
+		Summary: "A request with a present but disallowed Origin (origins.disallowed, default https://mcp-conform.invalid) gets 403."},
 
 	// Server: streams and resumability (spec).
 	{ID: "GET-SSE-OR-405", Level: Must, Side: Server, Section: "streams", SpecRef: specListening,

@@ -119,6 +119,19 @@ type Principal struct {
 	Token string `json:"token"`
 }
 
+// DefaultDisallowedOrigin is the foreign Origin sent when the profile
+// names none: a reserved name (RFC 2606) no deployment allows.
+const DefaultDisallowedOrigin = "https://mcp-conform.invalid"
+
+// DisallowedOrigin is the Origin the target must refuse: the declared one,
+// or DefaultDisallowedOrigin.
+func (o Origins) DisallowedOrigin() string {
+	if o.Disallowed != "" {
+		return o.Disallowed
+	}
+	return DefaultDisallowedOrigin
+}
+
 // Origins are Origin header values the target allows and refuses.
 type Origins struct {
 	Allowed    string `json:"allowed,omitempty"`

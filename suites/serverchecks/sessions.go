@@ -88,15 +88,16 @@ func sessionChecks() []def {
 		}},
 
 		{id: "ORIGIN-403", body: func(ctx context.Context, e *env) {
+			foreign := e.Config.Origins.DisallowedOrigin()
 			h := e.defaultHeader()
-			h.Set("Origin", e.Config.Origins.Disallowed)
+			h.Set("Origin", foreign)
 			evil := e.client(e.C.URL, h)
 			resp, err := evil.Initialize(ctx, "")
 			e.Expect(err).NotTo(HaveOccurred())
 			if sid := resp.SessionID(); sid != "" {
 				e.Cleanup(func(ctx context.Context) { _, _ = e.C.Delete(ctx, sid) })
 			}
-			e.Expect(resp.Status).To(Equal(http.StatusForbidden), "initialize with Origin %q", e.Config.Origins.Disallowed)
+			e.Expect(resp.Status).To(Equal(http.StatusForbidden), "initialize with Origin %q (a foreign site: DNS rebinding)", foreign)
 		}},
 	}
 }
