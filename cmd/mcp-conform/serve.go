@@ -13,7 +13,8 @@ import (
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
-// shutdownTimeout bounds a clean shutdown after SIGINT/SIGTERM.
+// shutdownTimeout bounds draining the HTTP server after SIGINT/SIGTERM,
+// once the sessions are closed (server.Host bounds that step).
 const shutdownTimeout = 5 * time.Second
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -39,6 +40,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&cfg.SSERetry, "sse-retry", server.DefaultSSERetry, "retry value sent before the server closes a stream on purpose")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest POST body accepted")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", server.DefaultMaxSessions, "most sessions held at once; more get 503")
+	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "bound on each write to a client; a stream whose write takes longer is ended (its messages stay replayable)")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "bound on reading a request's headers and body (streams are not cut by it)")
+	fs.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "bound on reading a request's headers")
+	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
 	logLevel := fs.String("log-level", "info", "lifecycle log level on stderr: debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: mcp-conform reference-server [flags]   (also: mcp-conform serve)\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:")
@@ -62,6 +67,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"--reaper-interval": cfg.ReaperInterval, "--idle-threshold": cfg.IdleThreshold,
 		"--grace-period": cfg.GracePeriod, "--event-max-age": cfg.EventMaxAge,
 		"--event-cleanup-interval": cfg.EventCleanupInterval, "--sse-retry": cfg.SSERetry,
+		"--write-timeout": cfg.WriteTimeout, "--read-timeout": cfg.ReadTimeout,
+		"--read-header-timeout": cfg.ReadHeaderTimeout, "--idle-timeout": cfg.IdleTimeout,
 	} {
 		if d <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, got %v", name, d)}

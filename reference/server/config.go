@@ -36,6 +36,14 @@ const (
 	DefaultSSERetry             = time.Second
 	DefaultMaxBodyBytes         = 4 << 20
 	DefaultMaxSessions          = 10000
+	// DefaultWriteTimeout bounds each write to a client; a stream whose
+	// write takes longer is dead (its messages stay replayable).
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds reading a request's headers and body.
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection with no request.
+	DefaultIdleTimeout = time.Minute
 	// resumeTokenSlack is added to idle threshold + grace period for the
 	// default resume-token lifetime, so a token outlives the session it came from.
 	resumeTokenSlack = 10 * time.Minute
@@ -72,6 +80,16 @@ type Config struct {
 	MaxBodyBytes int64
 	MaxSessions  int
 
+	// WriteTimeout bounds each write (and flush) to a client on any
+	// response, streams included.
+	WriteTimeout time.Duration
+	// ReadTimeout, ReadHeaderTimeout and IdleTimeout are the http.Server's
+	// (see HTTPServer). ReadTimeout covers the request's headers and body
+	// only: a stream is not cut by it.
+	ReadTimeout       time.Duration
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+
 	Clock  clock.WithTickerAndDelayedExecution
 	Logger *slog.Logger
 }
@@ -91,6 +109,10 @@ func (c Config) withDefaults() Config {
 	setDur(&c.SSEKeepAlive, DefaultSSEKeepAlive)
 	setDur(&c.SSERetry, DefaultSSERetry)
 	setDur(&c.ResumeTokenTTL, c.IdleThreshold+c.GracePeriod+resumeTokenSlack)
+	setDur(&c.WriteTimeout, DefaultWriteTimeout)
+	setDur(&c.ReadTimeout, DefaultReadTimeout)
+	setDur(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	setDur(&c.IdleTimeout, DefaultIdleTimeout)
 	if c.ExpiredResponse == "" {
 		c.ExpiredResponse = ExpiredEnvelope
 	}
@@ -125,6 +147,10 @@ func (c Config) validate() error {
 		{"event cleanup interval", c.EventCleanupInterval},
 		{"SSE retry", c.SSERetry},
 		{"resume token TTL", c.ResumeTokenTTL},
+		{"write timeout", c.WriteTimeout},
+		{"read timeout", c.ReadTimeout},
+		{"read header timeout", c.ReadHeaderTimeout},
+		{"idle timeout", c.IdleTimeout},
 	} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s must be positive, got %v", d.name, d.v)

@@ -100,14 +100,16 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		return
 	}
 	defer s.ended(sess)
+	dw, r, release := s.bind(w, r, sess)
+	defer release()
 	if init {
-		s.reinitialize(w, r, sess, gen)
+		s.reinitialize(dw, r, sess, gen)
 		return
 	}
 	tok := sess.trackPOST()
 	defer sess.untrackPOST(tok)
 	r.Header.Set(headerPOSTToken, tok)
-	gen.handler.ServeHTTP(w, r)
+	gen.handler.ServeHTTP(dw, r)
 }
 
 func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id string) {
@@ -120,9 +122,11 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 		return
 	}
 	defer s.ended(sess)
+	dw, r, release := s.bind(w, r, sess)
+	defer release()
 	last := r.Header.Get(headerLastEventID)
 	if last == "" {
-		s.serveStandalone(w, r, sess, gen, "", 0)
+		s.serveStandalone(dw, r, sess, gen, "", 0)
 		return
 	}
 	stream, index, err := parseEventID(last)
@@ -137,10 +141,10 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 	if stream != "" {
 		// A POST stream resumed (EVT-REPLAY-POST): the go-sdk replays it and
 		// continues it live while its request runs.
-		gen.handler.ServeHTTP(w, r)
+		gen.handler.ServeHTTP(dw, r)
 		return
 	}
-	s.serveStandalone(w, r, sess, gen, last, index)
+	s.serveStandalone(dw, r, sess, gen, last, index)
 }
 
 // writeResumeError answers a Last-Event-ID the event store cannot resume from.
@@ -294,7 +298,9 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 	}
 	gen, _, _ := sess.begin(s.cfg.Clock.Now())
 	defer s.ended(sess)
-	gen.handler.ServeHTTP(w, r)
+	dw, r, release := s.bind(w, r, sess)
+	defer release()
+	gen.handler.ServeHTTP(dw, r)
 	if gen.serverSession() == nil {
 		s.remove(sess, "dropped: initialize failed", nil)
 		return

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,6 +24,7 @@ type Server struct {
 	events  *eventstore.Store
 	jobs    *jobs.Store
 	schemas *mcp.SchemaCache
+	serving atomic.Int64 // requests between bind and release
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -70,6 +73,8 @@ func (s *Server) Run(ctx context.Context) {
 }
 
 // Close ends every session, releasing their hanging streams, and every job.
+// Sessions are closed in parallel, so stalled streams (each bounded by
+// closeWait) do not add up.
 func (s *Server) Close() {
 	s.mu.Lock()
 	all := make([]*session, 0, len(s.sessions))
@@ -77,10 +82,24 @@ func (s *Server) Close() {
 		all = append(all, sess)
 	}
 	s.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, sess := range all {
-		s.remove(sess, "closed at shutdown", nil)
+		wg.Go(func() { s.remove(sess, "closed at shutdown", nil) })
 	}
+	wg.Wait()
 	s.jobs.Close()
+}
+
+// HTTPServer returns an http.Server for h (the server, or a handler in
+// front of it) with the configured read and idle timeouts. It has no
+// WriteTimeout: that would cut streams; every write has its own deadline.
+func (s *Server) HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+	}
 }
 
 // SessionCount reports how many sessions the table holds.
@@ -122,7 +141,8 @@ func (s *Server) create(principal string) (*session, error) {
 	if s.cfg.MaxSessions > 0 && len(s.sessions) >= s.cfg.MaxSessions {
 		return nil, errTooManySessions
 	}
-	sess := &session{id: rand.Text(), principal: principal, lastActivity: s.cfg.Clock.Now(), done: make(chan struct{}), delivered: -1}
+	sess := &session{id: rand.Text(), principal: principal, lastActivity: s.cfg.Clock.Now(), delivered: -1}
+	sess.ctx, sess.cancel = context.WithCancel(context.Background())
 	sess.gen = s.newGeneration(sess)
 	s.sessions[sess.id] = sess
 	return sess, nil
@@ -150,8 +170,8 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 	sess.mu.Unlock()
 	s.mu.Unlock()
 
-	close(sess.done)
-	sess.dropGET(s.cfg.SSERetry)
+	sess.dropGET(s.cfg.SSERetry) // with a retry hint, before the streams are cut
+	sess.cancel()
 	gen.close(s.log)
 	s.events.Forget(sess.id)
 	s.log.Info("session "+reason, "session", sess.id)

@@ -15,8 +15,11 @@ type session struct {
 	principal string
 	hintKey   string // set when the session was created by a recovery hint
 
-	counter atomic.Int64  // counter_increment state
-	done    chan struct{} // closed when the session leaves the table
+	counter atomic.Int64 // counter_increment state
+	// ctx ends when the session leaves the table; its requests, streams and
+	// tool work end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu           sync.Mutex
 	gen          *generation
@@ -42,9 +45,12 @@ type getStream struct {
 }
 
 // close ends the stream on purpose: a retry hint first, so the client knows
-// when to come back (SSE-RETRY-FIELD).
+// when to come back (SSE-RETRY-FIELD). A write stalled on a client that
+// stopped reading is aborted after closeWait, so closing never blocks.
 func (g *getStream) close(retry time.Duration) {
+	t := time.AfterFunc(closeWait, g.w.abort)
 	g.w.close(retry)
+	t.Stop()
 	g.cancel()
 }
 
@@ -52,7 +58,7 @@ func (g *getStream) close(retry time.Duration) {
 func (s *session) IncrementCounter() int64 { return s.counter.Add(1) }
 
 // Done implements tools.Session.
-func (s *session) Done() <-chan struct{} { return s.done }
+func (s *session) Done() <-chan struct{} { return s.ctx.Done() }
 
 // begin records the start of a request. It reports false if the session has
 // already been removed, in which case the caller answers as for an unknown id.

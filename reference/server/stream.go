@@ -12,10 +12,6 @@ import (
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 )
 
-// keepAliveWriteTimeout bounds one keep-alive write: a peer that stopped
-// reading (a half-open connection) fails it, and its stream is dropped.
-const keepAliveWriteTimeout = 10 * time.Second
-
 // streamWriter wraps the ResponseWriter of a standalone GET stream. It
 // serialises the go-sdk's event writes with the server's own keep-alive
 // comments and retry hints (the go-sdk writes each event in one Write),
@@ -125,9 +121,10 @@ func (w *streamWriter) FlushError() error {
 // Unwrap exposes the real writer to http.ResponseController.
 func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// comment writes an SSE comment line and flushes it within
-// keepAliveWriteTimeout. Before the go-sdk has written the headers it does
-// nothing, so the status and content type stay the go-sdk's.
+// comment writes an SSE comment line and flushes it (within the write
+// timeout: the ResponseWriter is a deadlineWriter). Before the go-sdk has
+// written the headers it does nothing, so the status and content type stay
+// the go-sdk's.
 func (w *streamWriter) comment(text string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -138,13 +135,17 @@ func (w *streamWriter) writeRawLocked(s string) error {
 	if !w.wroteHeader || w.closed {
 		return nil
 	}
-	rc := http.NewResponseController(w.ResponseWriter)
-	rc.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
-	defer rc.SetWriteDeadline(time.Time{})
 	if _, err := w.ResponseWriter.Write([]byte(s)); err != nil {
 		return err
 	}
-	return rc.Flush()
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// abort makes a write stalled on the client fail now (see deadlineWriter).
+func (w *streamWriter) abort() {
+	if d, ok := w.ResponseWriter.(*deadlineWriter); ok {
+		d.kill()
+	}
 }
 
 // standaloneEventIndex finds the "id: _N" line of an SSE event written on
