@@ -80,6 +80,14 @@ type Config struct {
 	MaxBodyBytes int64
 	MaxSessions  int
 
+	// Job bounds (job_start): running jobs in all and per client (a
+	// principal, or an anonymous session), and completed jobs kept, in all
+	// and per client. Zero means the jobs package's defaults.
+	MaxJobs                  int
+	MaxJobsPerClient         int
+	MaxRetainedJobs          int
+	MaxRetainedJobsPerClient int
+
 	// WriteTimeout bounds each write (and flush) to a client on any
 	// response, streams included.
 	WriteTimeout time.Duration
@@ -161,8 +169,18 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("expired response must be %q or %q, got %q", ExpiredEnvelope, ExpiredPlain, c.ExpiredResponse)
 	}
-	if c.EventMaxBytes < 0 || c.MaxBodyBytes < 0 || c.MaxSessions < 0 {
-		return errors.New("size limits must not be negative")
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{
+		{"event max bytes", c.EventMaxBytes}, {"max body bytes", c.MaxBodyBytes},
+		{"max sessions", int64(c.MaxSessions)}, {"max jobs", int64(c.MaxJobs)},
+		{"max jobs per client", int64(c.MaxJobsPerClient)}, {"max retained jobs", int64(c.MaxRetainedJobs)},
+		{"max retained jobs per client", int64(c.MaxRetainedJobsPerClient)},
+	} {
+		if l.v < 0 {
+			return fmt.Errorf("%s must not be negative, got %d", l.name, l.v)
+		}
 	}
 	for token, name := range c.BearerTokens {
 		if token == "" || name == "" {

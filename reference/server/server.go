@@ -56,7 +56,14 @@ func New(cfg Config) (*Server, error) {
 			MaxBytes:        cfg.EventMaxBytes,
 			Clock:           cfg.Clock,
 		}),
-		jobs: jobs.New(jobs.Options{TokenTTL: cfg.ResumeTokenTTL, Clock: cfg.Clock}),
+		jobs: jobs.New(jobs.Options{
+			TokenTTL:            cfg.ResumeTokenTTL,
+			MaxRunning:          cfg.MaxJobs,
+			MaxRunningPerOwner:  cfg.MaxJobsPerClient,
+			MaxRetained:         cfg.MaxRetainedJobs,
+			MaxRetainedPerOwner: cfg.MaxRetainedJobsPerClient,
+			Clock:               cfg.Clock,
+		}),
 	}
 	return s, nil
 }
@@ -172,6 +179,9 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 
 	sess.dropGET(s.cfg.SSERetry) // with a retry hint, before the streams are cut
 	sess.cancel()
+	if n := s.jobs.CancelSession(sess.id); n > 0 {
+		s.log.Info("session jobs cancelled", "session", sess.id, "jobs", n)
+	}
 	gen.close(s.log)
 	s.events.Forget(sess.id)
 	s.log.Info("session "+reason, "session", sess.id)

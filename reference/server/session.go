@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
 )
 
 // session is one entry of the session table. It outlives the go-sdk
@@ -56,6 +58,9 @@ func (g *getStream) close(retry time.Duration) {
 
 // IncrementCounter implements tools.Session.
 func (s *session) IncrementCounter() int64 { return s.counter.Add(1) }
+
+// JobOwner implements tools.Session.
+func (s *session) JobOwner() jobs.Owner { return jobs.Owner{Principal: s.principal, Session: s.id} }
 
 // Done implements tools.Session.
 func (s *session) Done() <-chan struct{} { return s.ctx.Done() }

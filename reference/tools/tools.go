@@ -30,6 +30,8 @@ type Session interface {
 	// Done is closed when the session ends (expired or deleted); running
 	// tools stop then, as nobody can receive their results.
 	Done() <-chan struct{}
+	// JobOwner is the principal and session that jobs started here belong to.
+	JobOwner() jobs.Owner
 }
 
 // Notifier delivers a tool call's notifications. The server decides the
@@ -106,7 +108,7 @@ func Register(srv *mcp.Server, d Deps) {
 			if err != nil {
 				return nil, JobStartResult{}, err
 			}
-			snap, err := d.Jobs.Start(args.Steps, interval, args.ResumeToken)
+			snap, err := d.Jobs.Start(d.Session.JobOwner(), args.Steps, interval, args.ResumeToken)
 			if err != nil {
 				return nil, JobStartResult{}, err
 			}
@@ -115,7 +117,7 @@ func Register(srv *mcp.Server, d Deps) {
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "job_get", Description: "Returns a job's status and progress; when completed, its result and a resume_token."},
 		func(ctx context.Context, req *mcp.CallToolRequest, args JobGetArgs) (*mcp.CallToolResult, jobs.Snapshot, error) {
-			snap, err := d.Jobs.Get(args.JobID)
+			snap, err := d.Jobs.Get(d.Session.JobOwner().Principal, args.JobID)
 			return nil, snap, err
 		})
 }
