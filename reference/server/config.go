@@ -79,6 +79,13 @@ type Config struct {
 
 	MaxBodyBytes int64
 	MaxSessions  int
+	// MaxSessionsPerPrincipal caps one bearer principal's sessions.
+	MaxSessionsPerPrincipal int
+	// AnonymousSessionRate (per second) and AnonymousSessionBurst limit new
+	// sessions (initialize or recovery hint) of anonymous clients per
+	// remote address.
+	AnonymousSessionRate  float64
+	AnonymousSessionBurst int
 
 	// Job bounds (job_start): running jobs in all and per client (a
 	// principal, or an anonymous session), and completed jobs kept, in all
@@ -133,6 +140,15 @@ func (c Config) withDefaults() Config {
 	if c.MaxSessions == 0 {
 		c.MaxSessions = DefaultMaxSessions
 	}
+	if c.MaxSessionsPerPrincipal == 0 {
+		c.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if c.AnonymousSessionRate == 0 {
+		c.AnonymousSessionRate = DefaultAnonymousSessionRate
+	}
+	if c.AnonymousSessionBurst == 0 {
+		c.AnonymousSessionBurst = DefaultAnonymousSessionBurst
+	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
@@ -164,6 +180,9 @@ func (c Config) validate() error {
 			return fmt.Errorf("%s must be positive, got %v", d.name, d.v)
 		}
 	}
+	if !(c.AnonymousSessionRate > 0) { // NaN too
+		return fmt.Errorf("anonymous session rate must be positive, got %v", c.AnonymousSessionRate)
+	}
 	switch c.ExpiredResponse {
 	case ExpiredEnvelope, ExpiredPlain:
 	default:
@@ -174,7 +193,8 @@ func (c Config) validate() error {
 		v    int64
 	}{
 		{"event max bytes", c.EventMaxBytes}, {"max body bytes", c.MaxBodyBytes},
-		{"max sessions", int64(c.MaxSessions)}, {"max jobs", int64(c.MaxJobs)},
+		{"max sessions", int64(c.MaxSessions)}, {"max sessions per principal", int64(c.MaxSessionsPerPrincipal)},
+		{"anonymous session burst", int64(c.AnonymousSessionBurst)}, {"max jobs", int64(c.MaxJobs)},
 		{"max jobs per client", int64(c.MaxJobsPerClient)}, {"max retained jobs", int64(c.MaxRetainedJobs)},
 		{"max retained jobs per client", int64(c.MaxRetainedJobsPerClient)},
 	} {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 )
 
@@ -54,6 +55,17 @@ func writeRPCError(w http.ResponseWriter, status, code int, message string, data
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// writeCreateError answers an initialize refused by a session limit: 503
+// when the server is full, 429 when this client has had its share.
+func writeCreateError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errTooManySessions) {
+		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	writeRPCError(w, http.StatusTooManyRequests, CodeInvalidRequest, "Too Many Requests: "+err.Error(), nil)
 }
 
 // writeSessionGone answers a request whose session id is unknown or expired.

@@ -277,7 +277,9 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request, principal, id str
 
 // answerUnknown answers a request whose session id is unknown or expired.
 func (s *Server) answerUnknown(w http.ResponseWriter, r *http.Request, principal, id string) {
-	if s.cfg.RecoveryHint && r.Method != http.MethodDelete {
+	// Only an id of our form gets a recovery session; it counts against
+	// the same per-client limits as an initialize.
+	if s.cfg.RecoveryHint && r.Method != http.MethodDelete && looksIssued(id) {
 		newID, err := s.recover(r, principal, id)
 		if err != nil {
 			s.log.Warn("session recovery failed", "stale", id, "err", err)
@@ -291,9 +293,9 @@ func (s *Server) answerUnknown(w http.ResponseWriter, r *http.Request, principal
 // initializeNew starts a session. It enters the table before the go-sdk
 // writes the InitializeResult, so the client's next request finds it.
 func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal string) {
-	sess, err := s.create(principal)
+	sess, err := s.create(principal, r.RemoteAddr)
 	if err != nil {
-		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
+		writeCreateError(w, err)
 		return
 	}
 	gen, _, _ := sess.begin(s.cfg.Clock.Now())

@@ -26,9 +26,11 @@ type Server struct {
 	schemas *mcp.SchemaCache
 	serving atomic.Int64 // requests between bind and release
 
-	mu       sync.Mutex
-	sessions map[string]*session
-	hints    map[string]*hint // recovery hints by principal and stale id
+	mu           sync.Mutex
+	sessions     map[string]*session
+	hints        map[string]*hint   // recovery hints by principal and stale id
+	perPrincipal map[string]int     // sessions per named principal
+	buckets      map[string]*bucket // new anonymous sessions by remote address
 }
 
 var _ mcp.EventStore = (*eventstore.Store)(nil)
@@ -50,6 +52,9 @@ func New(cfg Config) (*Server, error) {
 		schemas:  mcp.NewSchemaCache(),
 		sessions: map[string]*session{},
 		hints:    map[string]*hint{},
+
+		perPrincipal: map[string]int{},
+		buckets:      map[string]*bucket{},
 		events: eventstore.New(eventstore.Options{
 			MaxAge:          cfg.EventMaxAge,
 			CleanupInterval: cfg.EventCleanupInterval,
@@ -142,13 +147,21 @@ func (s *Server) lookup(id string) *session {
 
 // create adds a new session with a fresh crypto-random id (rand.Text: 26
 // base32 characters, 130 bits, all visible ASCII) and its first generation.
-func (s *Server) create(principal string) (*session, error) {
+// remote is the client's address, for the anonymous rate limit.
+func (s *Server) create(principal, remote string) (*session, error) {
+	now := s.cfg.Clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cfg.MaxSessions > 0 && len(s.sessions) >= s.cfg.MaxSessions {
 		return nil, errTooManySessions
 	}
-	sess := &session{id: rand.Text(), principal: principal, lastActivity: s.cfg.Clock.Now(), delivered: -1}
+	if err := s.admitLocked(principal, remote, now); err != nil {
+		return nil, err
+	}
+	if principal != "" {
+		s.perPrincipal[principal]++
+	}
+	sess := &session{id: rand.Text(), principal: principal, lastActivity: now, delivered: -1}
 	sess.ctx, sess.cancel = context.WithCancel(context.Background())
 	sess.gen = s.newGeneration(sess)
 	s.sessions[sess.id] = sess
@@ -168,6 +181,11 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 		return false
 	}
 	delete(s.sessions, sess.id)
+	if sess.principal != "" {
+		if s.perPrincipal[sess.principal]--; s.perPrincipal[sess.principal] <= 0 {
+			delete(s.perPrincipal, sess.principal)
+		}
+	}
 	if sess.hintKey != "" {
 		delete(s.hints, sess.hintKey)
 	}
