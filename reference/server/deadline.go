@@ -28,14 +28,16 @@ type deadlineWriter struct {
 	timeout time.Duration
 	onDead  func()
 	dead    atomic.Bool
+	writing atomic.Int32 // writes and flushes in progress
 	once    sync.Once
 }
 
 func (d *deadlineWriter) Write(p []byte) (int, error) {
-	if d.dead.Load() {
-		return 0, errStreamDead
+	rc, err := d.begin()
+	if err != nil {
+		return 0, err
 	}
-	rc := d.arm()
+	defer d.writing.Add(-1)
 	n, err := d.ResponseWriter.Write(p)
 	d.settle(rc, err)
 	return n, err
@@ -43,13 +45,30 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 
 // FlushError is what http.ResponseController.Flush calls.
 func (d *deadlineWriter) FlushError() error {
-	if d.dead.Load() {
-		return errStreamDead
+	rc, err := d.begin()
+	if err != nil {
+		return err
 	}
-	rc := d.arm()
-	err := rc.Flush()
+	defer d.writing.Add(-1)
+	err = rc.Flush()
 	d.settle(rc, err)
 	return err
+}
+
+// begin arms the deadline of a write unless the response is dead. A kill
+// racing it either sees the write in progress and aborts it, or is seen
+// here after the deadline was armed.
+func (d *deadlineWriter) begin() (*http.ResponseController, error) {
+	d.writing.Add(1)
+	if d.dead.Load() {
+		d.writing.Add(-1)
+		return nil, errStreamDead
+	}
+	rc := d.arm()
+	if d.dead.Load() {
+		rc.SetWriteDeadline(time.Now())
+	}
+	return rc, nil
 }
 
 // Unwrap exposes the real writer to http.ResponseController.
@@ -69,10 +88,14 @@ func (d *deadlineWriter) settle(rc *http.ResponseController, err error) {
 	rc.SetWriteDeadline(time.Time{}) // an idle stream is not a stalled one
 }
 
-// kill marks the response dead and makes a write in progress fail now.
+// kill marks the response dead and makes a write in progress fail now. With
+// none in progress the connection is left alone, so a stream that was
+// closed cleanly (a retry hint, then the end) still ends cleanly.
 func (d *deadlineWriter) kill() {
 	d.markDead()
-	http.NewResponseController(d.ResponseWriter).SetWriteDeadline(time.Now())
+	if d.writing.Load() > 0 {
+		http.NewResponseController(d.ResponseWriter).SetWriteDeadline(time.Now())
+	}
 }
 
 func (d *deadlineWriter) markDead() {
