@@ -79,6 +79,10 @@ type Config struct {
 
 	MaxBodyBytes int64
 	MaxSessions  int
+	// MaxBatch bounds the messages of one JSON-RPC batch (2025-03-26);
+	// MaxCallsPerSession the tool calls one session runs at once.
+	MaxBatch           int
+	MaxCallsPerSession int
 	// MaxSessionsPerPrincipal caps one bearer principal's sessions.
 	MaxSessionsPerPrincipal int
 	// AnonymousSessionRate (per second) and AnonymousSessionBurst limit new
@@ -140,6 +144,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxSessions == 0 {
 		c.MaxSessions = DefaultMaxSessions
 	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.MaxCallsPerSession == 0 {
+		c.MaxCallsPerSession = DefaultMaxCallsPerSession
+	}
 	if c.MaxSessionsPerPrincipal == 0 {
 		c.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
 	}
@@ -195,6 +205,7 @@ func (c Config) validate() error {
 		{"event max bytes", c.EventMaxBytes}, {"max body bytes", c.MaxBodyBytes},
 		{"max sessions", int64(c.MaxSessions)}, {"max sessions per principal", int64(c.MaxSessionsPerPrincipal)},
 		{"anonymous session burst", int64(c.AnonymousSessionBurst)}, {"max jobs", int64(c.MaxJobs)},
+		{"max batch", int64(c.MaxBatch)}, {"max calls per session", int64(c.MaxCallsPerSession)},
 		{"max jobs per client", int64(c.MaxJobsPerClient)}, {"max retained jobs", int64(c.MaxRetainedJobs)},
 		{"max retained jobs per client", int64(c.MaxRetainedJobsPerClient)},
 	} {

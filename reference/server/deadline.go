@@ -27,6 +27,7 @@ type deadlineWriter struct {
 	http.ResponseWriter
 	timeout time.Duration
 	onDead  func()
+	errs    *jsonErrors // the writer below, which holds back plain-text errors
 	dead    atomic.Bool
 	writing atomic.Int32 // writes and flushes in progress
 	once    sync.Once
@@ -118,7 +119,8 @@ func (s *Server) Serving() int { return int(s.serving.Load()) }
 func (s *Server) bind(w http.ResponseWriter, r *http.Request, sess *session) (dw *deadlineWriter, br *http.Request, release func()) {
 	s.serving.Add(1)
 	ctx, cancel := context.WithCancel(r.Context())
-	dw = &deadlineWriter{ResponseWriter: w, timeout: s.cfg.WriteTimeout, onDead: cancel}
+	je := &jsonErrors{ResponseWriter: w}
+	dw = &deadlineWriter{ResponseWriter: je, timeout: s.cfg.WriteTimeout, onDead: cancel, errs: je}
 	stop := context.AfterFunc(sess.ctx, dw.kill)
-	return dw, r.WithContext(ctx), func() { stop(); cancel(); s.serving.Add(-1) }
+	return dw, r.WithContext(ctx), func() { stop(); cancel(); je.finish(); s.serving.Add(-1) }
 }

@@ -33,9 +33,9 @@ type rpcError struct {
 }
 
 type rpcErrorResponse struct {
-	JSONRPC string   `json:"jsonrpc"`
-	Error   rpcError `json:"error"`
-	ID      any      `json:"id"`
+	JSONRPC string          `json:"jsonrpc"`
+	Error   rpcError        `json:"error"`
+	ID      json.RawMessage `json:"id"`
 }
 
 // expiredData is the envelope's data member.
@@ -47,9 +47,18 @@ type expiredData struct {
 // writeRPCError writes a JSON-RPC error response with id null, so that clients
 // that only parse JSON-RPC still get a readable reason with any status.
 func writeRPCError(w http.ResponseWriter, status, code int, message string, data any) {
+	writeRPCErrorID(w, status, code, message, data, nil)
+}
+
+// writeRPCErrorID is writeRPCError answering the request with id (nil: null).
+func writeRPCErrorID(w http.ResponseWriter, status, code int, message string, data any, id json.RawMessage) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
 	body, _ := json.Marshal(rpcErrorResponse{
 		JSONRPC: "2.0",
 		Error:   rpcError{Code: code, Message: message, Data: data},
+		ID:      id,
 	})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

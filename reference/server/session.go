@@ -18,6 +18,7 @@ type session struct {
 	hintKey   string // set when the session was created by a recovery hint
 
 	counter atomic.Int64 // counter_increment state
+	calls   atomic.Int64 // tools/call requests running (see callLimit)
 	// ctx ends when the session leaves the table; its requests, streams and
 	// tool work end with it.
 	ctx    context.Context
@@ -37,6 +38,7 @@ type session struct {
 	delivered int
 	livePOSTs map[string]bool // tokens of POSTs being served (see notifier)
 	postSeq   uint64
+	endCh     chan struct{} // closed when a request ends (see nextEnd)
 }
 
 // getStream is a standalone GET being served, so that a newer GET can replace it.
@@ -92,6 +94,10 @@ func (s *session) end(now time.Time) {
 	defer s.mu.Unlock()
 	s.inflight--
 	s.lastActivity = now
+	if s.endCh != nil {
+		close(s.endCh)
+		s.endCh = nil
+	}
 }
 
 // current returns the generation serving new requests.

@@ -22,6 +22,7 @@ type streamWriter struct {
 	mu          sync.Mutex
 	wroteHeader bool
 	closed      bool               // replaced or returning: every later write fails
+	retry       string             // retry hint still owed: closed before the header
 	onEvent     func(index int)    // called with each standalone event index written
 	primingID   string             // the priming event's id, "" for none
 	backlog     []eventstore.Event // sent right after the priming event
@@ -54,6 +55,11 @@ func (w *streamWriter) writeHeaderLocked(code int) {
 	}
 	w.wroteHeader = true
 	w.ResponseWriter.WriteHeader(code)
+	if code == http.StatusOK && w.retry != "" {
+		// Replaced before the go-sdk answered: the 200 still carries the hint.
+		w.ResponseWriter.Write([]byte(w.retry))
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
 	if code != http.StatusOK || w.closed {
 		return
 	}
@@ -107,7 +113,11 @@ func (w *streamWriter) finish() {
 func (w *streamWriter) close(retry time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.writeRawLocked("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n")
+	hint := "retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n"
+	if !w.wroteHeader && !w.closed {
+		w.retry = hint
+	}
+	w.writeRawLocked(hint)
 	w.closed = true
 }
 
