@@ -92,6 +92,10 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
 		return
 	}
+	if err := checkIDs(rpcID, batch); err != nil {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
+		return
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 
 	if id == "" {
