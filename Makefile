@@ -3,16 +3,28 @@ BIN := bin/mcp-conform
 # Arguments for `make run`, e.g. make run ARGS="serve --addr 127.0.0.1:9000".
 ARGS ?= serve
 
-.PHONY: all build test test-race run lint fmt bench flake clean
+.PHONY: all build test test-race run lint fmt bench flake clean fuzz
 
 all: lint build test
 
 build:
 	$(GO) build -o $(BIN) ./cmd/mcp-conform
 
-# The test command CI runs: lint, then every package with the race detector.
+# The test command CI runs: lint, every package with the race detector, then
+# a short run of each fuzz target.
 test: lint
 	$(GO) test -race -count=1 -timeout 10m ./...
+	$(MAKE) fuzz FUZZTIME=5s
+
+# Fuzz targets (package:target); their seed corpora are in testdata/fuzz.
+# make fuzz FUZZTIME=10m runs each longer.
+FUZZ_TARGETS := ./reference/server:FuzzPOST ./reference/server:FuzzParseEventID ./reference/eventstore:FuzzStore
+FUZZTIME ?= 2m
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) $${t%%:*}; \
+	done
 
 run:
 	$(GO) run ./cmd/mcp-conform $(ARGS)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -58,5 +59,21 @@ func parallelFlag(n int) error {
 	if n < 1 {
 		return usageError{fmt.Errorf("--parallel must be 1 or more, got %d", n)}
 	}
+	return nil
+}
+
+// originList is the repeatable --allowed-origin flag: each value must be an
+// origin, scheme://host[:port], as browsers send it.
+type originList []string
+
+func (l *originList) String() string { return strings.Join(*l, ",") }
+
+func (l *originList) Set(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || strings.TrimSuffix(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("want an origin such as https://app.example or http://localhost:3000, got %q", v)
+	}
+	*l = append(*l, v)
 	return nil
 }

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
-// shutdownTimeout bounds a clean shutdown after SIGINT/SIGTERM.
+// shutdownTimeout bounds draining the HTTP server after SIGINT/SIGTERM,
+// once the sessions are closed (server.Host bounds that step).
 const shutdownTimeout = 5 * time.Second
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -29,7 +31,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&cfg.RecoveryHint, "recovery-hint", false, "answer a stale session id with 404 plus the id of a new, initialized session")
 	tokens := &bearerTokens{}
 	fs.Var(tokens, "bearer-token", "NAME=TOKEN: require 'Authorization: Bearer TOKEN' and bind sessions to principal NAME (repeatable)")
-	var origins stringList
+	var origins originList
 	fs.Var(&origins, "allowed-origin", "an Origin allowed to call the server, e.g. https://app.example (repeatable; default: localhost origins on any port)")
 	fs.DurationVar(&cfg.ResumeTokenTTL, "resume-token-ttl", 0, "lifetime of job resume tokens (default idle threshold + grace period + 10m)")
 	fs.DurationVar(&cfg.EventMaxAge, "event-max-age", server.DefaultEventMaxAge, "events older than this are evicted from the replay store")
@@ -39,6 +41,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&cfg.SSERetry, "sse-retry", server.DefaultSSERetry, "retry value sent before the server closes a stream on purpose")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest POST body accepted")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", server.DefaultMaxSessions, "most sessions held at once; more get 503")
+	fs.IntVar(&cfg.MaxSessionsPerPrincipal, "max-sessions-per-principal", server.DefaultMaxSessionsPerPrincipal, "most sessions one bearer principal holds at once; more get 429")
+	fs.Float64Var(&cfg.AnonymousSessionRate, "anonymous-session-rate", server.DefaultAnonymousSessionRate, "new sessions per second an anonymous client address may start (initialize or recovery hint); more get 429")
+	fs.IntVar(&cfg.AnonymousSessionBurst, "anonymous-session-burst", server.DefaultAnonymousSessionBurst, "new sessions an anonymous client address may start at once before --anonymous-session-rate applies")
+	fs.IntVar(&cfg.MaxBatch, "max-batch", server.DefaultMaxBatch, "most messages in one JSON-RPC batch (protocol 2025-03-26)")
+	fs.IntVar(&cfg.MaxCallsPerSession, "max-calls-per-session", server.DefaultMaxCallsPerSession, "most tool calls one session runs at once")
+	fs.IntVar(&cfg.MaxJobs, "max-jobs", jobs.DefaultMaxRunning, "most jobs running at once")
+	fs.IntVar(&cfg.MaxJobsPerClient, "max-jobs-per-client", jobs.DefaultMaxRunningPerOwner, "most jobs one client (a principal, or an anonymous session) runs at once")
+	fs.IntVar(&cfg.MaxRetainedJobs, "max-retained-jobs", jobs.DefaultMaxRetained, "most finished jobs kept; the oldest go first, with their resume tokens")
+	fs.IntVar(&cfg.MaxRetainedJobsPerClient, "max-retained-jobs-per-client", jobs.DefaultMaxRetainedPerOwner, "most finished jobs kept per client")
+	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "bound on each write to a client; a stream whose write takes longer is ended (its messages stay replayable)")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "bound on reading a request's headers and body (streams are not cut by it)")
+	fs.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "bound on reading a request's headers")
+	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
 	logLevel := fs.String("log-level", "info", "lifecycle log level on stderr: debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: mcp-conform reference-server [flags]   (also: mcp-conform serve)\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:")
@@ -62,10 +77,29 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"--reaper-interval": cfg.ReaperInterval, "--idle-threshold": cfg.IdleThreshold,
 		"--grace-period": cfg.GracePeriod, "--event-max-age": cfg.EventMaxAge,
 		"--event-cleanup-interval": cfg.EventCleanupInterval, "--sse-retry": cfg.SSERetry,
+		"--write-timeout": cfg.WriteTimeout, "--read-timeout": cfg.ReadTimeout,
+		"--read-header-timeout": cfg.ReadHeaderTimeout, "--idle-timeout": cfg.IdleTimeout,
 	} {
 		if d <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, got %v", name, d)}
 		}
+	}
+	// Config treats zero as "use the default" and rejects negatives without
+	// naming a flag; here every limit must be positive.
+	for name, n := range map[string]int64{
+		"--event-max-bytes": cfg.EventMaxBytes, "--max-body-bytes": cfg.MaxBodyBytes,
+		"--max-sessions": int64(cfg.MaxSessions), "--max-sessions-per-principal": int64(cfg.MaxSessionsPerPrincipal),
+		"--anonymous-session-burst": int64(cfg.AnonymousSessionBurst), "--max-batch": int64(cfg.MaxBatch),
+		"--max-calls-per-session": int64(cfg.MaxCallsPerSession), "--max-jobs": int64(cfg.MaxJobs),
+		"--max-jobs-per-client": int64(cfg.MaxJobsPerClient), "--max-retained-jobs": int64(cfg.MaxRetainedJobs),
+		"--max-retained-jobs-per-client": int64(cfg.MaxRetainedJobsPerClient),
+	} {
+		if n <= 0 {
+			return usageError{fmt.Errorf("%s must be positive, got %d", name, n)}
+		}
+	}
+	if !(cfg.AnonymousSessionRate > 0) {
+		return usageError{fmt.Errorf("--anonymous-session-rate must be positive, got %v", cfg.AnonymousSessionRate)}
 	}
 	if cfg.SSEKeepAlive < 0 {
 		return usageError{fmt.Errorf("--sse-keepalive must not be negative, got %v", cfg.SSEKeepAlive)}

@@ -33,6 +33,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--log-level", "loud"}, "--log-level"},
 		{[]string{"serve", "extra"}, "unexpected arguments: extra"},
 		{[]string{"serve", "--sse-retry", "0s"}, "--sse-retry must be positive"},
+		{[]string{"serve", "--max-sessions", "-1"}, "--max-sessions must be positive"},
+		{[]string{"serve", "--max-jobs-per-client", "0"}, "--max-jobs-per-client must be positive"},
+		{[]string{"serve", "--anonymous-session-rate", "NaN"}, "--anonymous-session-rate must be positive"},
+		{[]string{"serve", "--write-timeout", "0s"}, "--write-timeout must be positive"},
+		{[]string{"serve", "--allowed-origin", "notaurl"}, "-allowed-origin"},
+		{[]string{"serve", "--allowed-origin", "https://app.example/path"}, "want an origin"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), tc.args, &stdout, &stderr)

@@ -14,6 +14,9 @@ const pollTimeout = 10 * time.Second
 
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
+// anon is an anonymous client's session, the owner of most test jobs.
+var anon = Owner{Session: "s1"}
+
 func newFakeStore(t *testing.T, opts Options) (*Store, *clocktesting.FakeClock) {
 	t.Helper()
 	fc := clocktesting.NewFakeClock(epoch)
@@ -45,7 +48,7 @@ func waitWaiters(t *testing.T, fc *clocktesting.FakeClock, n int) {
 
 func mustStart(t *testing.T, s *Store, steps int, interval time.Duration, token string) Snapshot {
 	t.Helper()
-	snap, err := s.Start(steps, interval, token)
+	snap, err := s.Start(anon, steps, interval, token)
 	if err != nil {
 		t.Fatalf("Start(%d, %v, %q): %v", steps, interval, token, err)
 	}

@@ -14,7 +14,18 @@
 // the token plus one, so retrying a resume with the same token yields the
 // same turn number again.
 //
-// Jobs are not tied to sessions. A completed job is retained for JobTTL and
-// then becomes unknown. Expiry is decided by the store's clock at lookup
-// time; Sweep (run periodically by Run) only reclaims the memory.
+// Jobs and tokens belong to the principal that started them (anonymous
+// clients share the empty principal): another principal's job id is
+// unknown to it and its token invalid. A running job belongs to the session
+// it was started in as well: when that session ends, the server cancels
+// it (CancelSession), and it issues no token, so the conversation continues
+// from the token of its last completed job. Tokens already issued outlive
+// their session: that is what they are for.
+//
+// Work is bounded: steps × interval of one job, running jobs in all and per
+// client (a principal, or an anonymous session), and completed jobs kept in
+// all and per client, beyond which the oldest are dropped with their tokens.
+// A completed job is otherwise retained for JobTTL and then becomes
+// unknown. Expiry is decided by the store's clock at lookup time; Sweep
+// (run periodically by Run) only reclaims the memory.
 package jobs

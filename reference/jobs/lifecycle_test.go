@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestRunSweeps(t *testing.T) {
 			if _, tokens := s.sizes(); tokens != 1 {
 				t.Fatalf("token swept before its TTL")
 			}
-			if _, err := s.Get(done.JobID); !errors.Is(err, ErrUnknownJob) {
+			if _, err := s.Get("", done.JobID); !errors.Is(err, ErrUnknownJob) {
 				t.Fatalf("err = %v", err)
 			}
 
@@ -76,7 +77,10 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	const n = 20
 	var first Snapshot
 	for i := range n {
-		snap := mustStart(t, s, MaxSteps, MaxInterval, "")
+		snap, err := s.Start(Owner{Session: fmt.Sprint(i)}, 60, MaxInterval, "")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if i == 0 {
 			first = snap
 		}
@@ -115,10 +119,10 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	}
 	waitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= baseline })
 
-	if _, err := s.Start(1, 0, ""); !errors.Is(err, ErrClosed) {
+	if _, err := s.Start(anon, 1, 0, ""); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Start after Close: err = %v", err)
 	}
-	if got, err := s.Get(first.JobID); err != nil || got.Status != StatusRunning {
+	if got, err := s.Get("", first.JobID); err != nil || got.Status != StatusRunning {
 		t.Fatalf("interrupted job = %+v, %v", got, err)
 	}
 }

@@ -23,16 +23,24 @@ func (s *Store) run(j *job) {
 			case <-timer.C():
 			case <-s.done:
 				return
+			case <-j.stop:
+				return
 			}
 		} else {
 			select {
 			case <-s.done:
+				return
+			case <-j.stop:
 				return
 			default:
 			}
 		}
 
 		s.mu.Lock()
+		if j.status != StatusRunning { // cancelled meanwhile
+			s.mu.Unlock()
+			return
+		}
 		j.progress++
 		last := j.progress == j.steps
 		if last {
@@ -56,7 +64,6 @@ func (s *Store) completeLocked(j *job) {
 	j.completedAt = now
 	j.result = fmt.Sprintf("conversation %s turn %d: completed %d steps", j.convID, j.turn, j.steps)
 	j.token = rand.Text()
-	s.tokens[j.token] = tokenEntry{convID: j.convID, turn: j.turn, expires: now.Add(s.tokenTTL)}
-	s.running--
-	close(j.finished)
+	s.tokens[j.token] = tokenEntry{principal: j.owner.Principal, convID: j.convID, turn: j.turn, expires: now.Add(s.tokenTTL)}
+	s.endLocked(j)
 }

@@ -14,14 +14,18 @@ import (
 const (
 	MaxSteps    = 10000
 	MaxInterval = 60 * time.Second
+	MaxDuration = time.Hour // steps × interval
 )
 
 // Defaults applied by New for zero Options fields.
 const (
 	// DefaultTokenTTL is only a fallback: the server is expected to pass its
 	// idle threshold + grace period + 10 minutes.
-	DefaultTokenTTL   = 15 * time.Minute
-	DefaultMaxRunning = 1000
+	DefaultTokenTTL            = 15 * time.Minute
+	DefaultMaxRunning          = 1000
+	DefaultMaxRunningPerOwner  = 10
+	DefaultMaxRetained         = 10000
+	DefaultMaxRetainedPerOwner = 100
 )
 
 // Options configures a Store.
@@ -29,7 +33,31 @@ type Options struct {
 	TokenTTL   time.Duration // <= 0 means DefaultTokenTTL
 	JobTTL     time.Duration // <= 0 means TokenTTL
 	MaxRunning int           // <= 0 means DefaultMaxRunning
-	Clock      clock.Clock   // nil means clock.RealClock{}
+	// MaxRunningPerOwner bounds one owner's running jobs (see Owner.key), so
+	// one client cannot take every slot; <= 0 means DefaultMaxRunningPerOwner.
+	MaxRunningPerOwner int
+	// MaxRetained and MaxRetainedPerOwner bound the completed jobs kept,
+	// in all and per owner; beyond them the oldest go first, with their
+	// resume tokens. <= 0 means the defaults.
+	MaxRetained         int
+	MaxRetainedPerOwner int
+	Clock               clock.Clock // nil means clock.RealClock{}
+}
+
+// Owner is who starts a job: the principal (empty when anonymous) and the
+// MCP session it was started in.
+type Owner struct {
+	Principal string
+	Session   string
+}
+
+// key is what quotas count by: the principal, or the session for anonymous
+// clients, who share the empty principal.
+func (o Owner) key() string {
+	if o.Principal != "" {
+		return "p\x00" + o.Principal
+	}
+	return "s\x00" + o.Session
 }
 
 // Status is a job's lifecycle state.
@@ -39,6 +67,10 @@ type Status string
 const (
 	StatusRunning   Status = "running"
 	StatusCompleted Status = "completed"
+	// StatusCancelled: the session that started the job ended first. It
+	// issues no resume token; the conversation goes on from the token of
+	// its last completed job.
+	StatusCancelled Status = "cancelled"
 )
 
 // Snapshot is a point-in-time view of a job, as returned by job_get.
@@ -55,16 +87,22 @@ type Snapshot struct {
 
 // Store holds jobs and resume tokens. It is safe for concurrent use.
 type Store struct {
-	tokenTTL   time.Duration
-	jobTTL     time.Duration
-	maxRunning int
-	clk        clock.Clock
+	tokenTTL            time.Duration
+	jobTTL              time.Duration
+	maxRunning          int
+	maxRunningPerOwner  int
+	maxRetained         int
+	maxRetainedPerOwner int
+	clk                 clock.Clock
 
-	mu      sync.Mutex
-	jobs    map[string]*job
-	tokens  map[string]tokenEntry
-	running int
-	closed  bool
+	mu       sync.Mutex
+	jobs     map[string]*job
+	tokens   map[string]tokenEntry
+	running  int
+	closed   bool
+	owners   map[string]*ownerJobs // by Owner.key, while it has jobs
+	finished []*job                // ended jobs, oldest first (see endLocked)
+	retained int                   // ended jobs not dropped
 
 	done chan struct{} // closed by Close to stop job goroutines and Run
 	wg   sync.WaitGroup
@@ -72,10 +110,12 @@ type Store struct {
 
 type job struct {
 	id       string
+	owner    Owner
 	convID   string
 	turn     int
 	steps    int
 	interval time.Duration
+	stop     chan struct{} // closed to cancel the job
 
 	// Guarded by Store.mu.
 	progress    int
@@ -84,13 +124,21 @@ type job struct {
 	token       string
 	completedAt time.Time
 
-	finished chan struct{} // closed when the job completes
+	finished chan struct{} // closed when the job completes or is cancelled
+	dropped  bool          // removed by a sweep or a retention bound
+}
+
+// ownerJobs counts one owner's running jobs and lists its ended ones.
+type ownerJobs struct {
+	running int
+	ended   []*job // oldest first
 }
 
 type tokenEntry struct {
-	convID  string
-	turn    int
-	expires time.Time
+	principal string
+	convID    string
+	turn      int
+	expires   time.Time
 }
 
 // New returns an empty Store.
@@ -102,7 +150,12 @@ func New(opts Options) *Store {
 		clk:        opts.Clock,
 		jobs:       make(map[string]*job),
 		tokens:     make(map[string]tokenEntry),
+		owners:     make(map[string]*ownerJobs),
 		done:       make(chan struct{}),
+
+		maxRunningPerOwner:  orDefault(opts.MaxRunningPerOwner, DefaultMaxRunningPerOwner),
+		maxRetained:         orDefault(opts.MaxRetained, DefaultMaxRetained),
+		maxRetainedPerOwner: orDefault(opts.MaxRetainedPerOwner, DefaultMaxRetainedPerOwner),
 	}
 	if s.tokenTTL <= 0 {
 		s.tokenTTL = DefaultTokenTTL
@@ -119,16 +172,27 @@ func New(opts Options) *Store {
 	return s
 }
 
-// Start begins a job of steps steps, one every interval. With an empty
-// resumeToken it opens a new conversation at turn 1; otherwise it continues
-// the token's conversation at the token's turn + 1. It returns at once with
-// the job running and no progress.
-func (s *Store) Start(steps int, interval time.Duration, resumeToken string) (Snapshot, error) {
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Start begins a job of steps steps, one every interval, for owner. With an
+// empty resumeToken it opens a new conversation at turn 1; otherwise it
+// continues the token's conversation at the token's turn + 1, if the token
+// was issued to owner's principal. It returns at once with the job running
+// and no progress.
+func (s *Store) Start(owner Owner, steps int, interval time.Duration, resumeToken string) (Snapshot, error) {
 	if steps < 1 || steps > MaxSteps {
 		return Snapshot{}, fmt.Errorf("%w: steps must be between 1 and %d, got %d", ErrBadArgs, MaxSteps, steps)
 	}
 	if interval < 0 || interval > MaxInterval {
 		return Snapshot{}, fmt.Errorf("%w: interval must be between 0 and %v, got %v", ErrBadArgs, MaxInterval, interval)
+	}
+	if total := time.Duration(steps) * interval; total > MaxDuration {
+		return Snapshot{}, fmt.Errorf("%w: steps × interval must be at most %v, got %v", ErrBadArgs, MaxDuration, total)
 	}
 
 	s.mu.Lock()
@@ -142,7 +206,8 @@ func (s *Store) Start(steps int, interval time.Duration, resumeToken string) (Sn
 		tok, ok := s.tokens[resumeToken]
 		// Checked here as well as in Sweep so validity does not depend on
 		// when the last sweep ran.
-		if !ok || !s.clk.Now().Before(tok.expires) {
+		// Another principal's token is as unknown as a forged one.
+		if !ok || tok.principal != owner.Principal || !s.clk.Now().Before(tok.expires) {
 			return Snapshot{}, ErrInvalidToken
 		}
 		convID, turn = tok.convID, tok.turn+1
@@ -150,12 +215,22 @@ func (s *Store) Start(steps int, interval time.Duration, resumeToken string) (Sn
 	if s.running >= s.maxRunning {
 		return Snapshot{}, fmt.Errorf("%w (limit %d)", ErrTooMany, s.maxRunning)
 	}
+	oj := s.owners[owner.key()]
+	if oj == nil {
+		oj = &ownerJobs{}
+		s.owners[owner.key()] = oj
+	}
+	if oj.running >= s.maxRunningPerOwner {
+		return Snapshot{}, fmt.Errorf("%w for one client (limit %d)", ErrTooMany, s.maxRunningPerOwner)
+	}
 	if convID == "" {
 		convID = rand.Text()
 	}
 
 	j := &job{
 		id:       rand.Text(),
+		owner:    owner,
+		stop:     make(chan struct{}),
 		convID:   convID,
 		turn:     turn,
 		steps:    steps,
@@ -165,6 +240,7 @@ func (s *Store) Start(steps int, interval time.Duration, resumeToken string) (Sn
 	}
 	s.jobs[j.id] = j
 	s.running++
+	oj.running++
 	// Added under mu so Close, which sets closed under mu, never races a
 	// late Add with its Wait.
 	s.wg.Add(1)
@@ -172,12 +248,13 @@ func (s *Store) Start(steps int, interval time.Duration, resumeToken string) (Sn
 	return s.snapshotLocked(j), nil
 }
 
-// Get returns the current state of a job.
-func (s *Store) Get(jobID string) (Snapshot, error) {
+// Get returns the current state of a job started by principal; another
+// principal's job is unknown.
+func (s *Store) Get(principal, jobID string) (Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.lookupLocked(jobID)
-	if !ok {
+	if !ok || j.owner.Principal != principal {
 		return Snapshot{}, ErrUnknownJob
 	}
 	return s.snapshotLocked(j), nil
@@ -237,7 +314,7 @@ func (s *Store) lookupLocked(jobID string) (*job, bool) {
 }
 
 func (s *Store) jobExpiredLocked(j *job, now time.Time) bool {
-	return j.status == StatusCompleted && !now.Before(j.completedAt.Add(s.jobTTL))
+	return j.status != StatusRunning && !now.Before(j.completedAt.Add(s.jobTTL))
 }
 
 func (s *Store) snapshotLocked(j *job) Snapshot {

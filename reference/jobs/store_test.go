@@ -35,7 +35,7 @@ func TestStartProgressComplete(t *testing.T) {
 		fc.Step(999 * time.Millisecond) // not yet due
 		fc.Step(time.Millisecond)
 		waitWaiters(t, fc, 1) // rearmed after recording the step
-		got, err := s.Get(snap.JobID)
+		got, err := s.Get("", snap.JobID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestStartProgressComplete(t *testing.T) {
 	if len(done.ResumeToken) < 26 { // crypto/rand.Text: 26 base32 chars, 130 bits
 		t.Fatalf("resume token %q too short", done.ResumeToken)
 	}
-	if got, err := s.Get(snap.JobID); err != nil || got != done {
+	if got, err := s.Get("", snap.JobID); err != nil || got != done {
 		t.Fatalf("Get after completion = %+v, %v; want %+v", got, err, done)
 	}
 	if fc.HasWaiters() {
@@ -124,7 +124,7 @@ func TestTokenExpiry(t *testing.T) {
 	second := runJob(t, s, first.ResumeToken) // still valid
 	fc.Step(time.Nanosecond)
 
-	_, err := s.Start(1, 0, first.ResumeToken)
+	_, err := s.Start(anon, 1, 0, first.ResumeToken)
 	if !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("expired token before sweep: err = %v, want ErrInvalidToken", err)
 	}
@@ -135,7 +135,7 @@ func TestTokenExpiry(t *testing.T) {
 	if _, tokens := s.sizes(); tokens != 1 {
 		t.Fatalf("tokens after sweep = %d, want 1 (only the newer one)", tokens)
 	}
-	if _, err := s.Start(1, 0, first.ResumeToken); !errors.Is(err, ErrInvalidToken) {
+	if _, err := s.Start(anon, 1, 0, first.ResumeToken); !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("swept token: err = %v, want ErrInvalidToken", err)
 	}
 	// The newer token was issued later, so it has its own full TTL.
@@ -146,7 +146,7 @@ func TestTokenExpiry(t *testing.T) {
 
 func TestUnknownToken(t *testing.T) {
 	s, _ := newFakeStore(t, Options{})
-	_, err := s.Start(1, 0, "not-a-token")
+	_, err := s.Start(anon, 1, 0, "not-a-token")
 	if !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("err = %v, want ErrInvalidToken", err)
 	}
@@ -170,8 +170,9 @@ func TestBadArgs(t *testing.T) {
 		{MaxSteps + 1, time.Second, "steps"},
 		{1, -time.Nanosecond, "interval"},
 		{1, MaxInterval + time.Nanosecond, "interval"},
+		{MaxSteps, MaxInterval, "at most 1h0m0s"},
 	} {
-		_, err := s.Start(tc.steps, tc.interval, "")
+		_, err := s.Start(anon, tc.steps, tc.interval, "")
 		if !errors.Is(err, ErrBadArgs) || !strings.Contains(err.Error(), tc.detail) {
 			t.Errorf("Start(%d, %v) err = %v, want ErrBadArgs about %s", tc.steps, tc.interval, err, tc.detail)
 		}
@@ -181,7 +182,8 @@ func TestBadArgs(t *testing.T) {
 	}
 	// Bounds are inclusive.
 	mustStart(t, s, 1, 0, "")
-	mustStart(t, s, MaxSteps, MaxInterval, "")
+	mustStart(t, s, MaxSteps, 0, "")
+	mustStart(t, s, int(MaxDuration/MaxInterval), MaxInterval, "")
 }
 
 func TestJobRetentionAndSweep(t *testing.T) {
@@ -195,18 +197,18 @@ func TestJobRetentionAndSweep(t *testing.T) {
 
 		fc.Step(ttl - time.Nanosecond)
 		s.Sweep()
-		if got, err := s.Get(done.JobID); err != nil || got != done {
+		if got, err := s.Get("", done.JobID); err != nil || got != done {
 			t.Fatalf("within retention: %+v, %v", got, err)
 		}
 		fc.Step(time.Nanosecond)
-		if _, err := s.Get(done.JobID); !errors.Is(err, ErrUnknownJob) {
+		if _, err := s.Get("", done.JobID); !errors.Is(err, ErrUnknownJob) {
 			t.Fatalf("past retention: err = %v, want ErrUnknownJob", err)
 		}
 		s.Sweep()
 		if jobs, _ := s.sizes(); jobs != 0 {
 			t.Fatalf("jobs after sweep = %d", jobs)
 		}
-		if _, err := s.Get(done.JobID); !errors.Is(err, ErrUnknownJob) {
+		if _, err := s.Get("", done.JobID); !errors.Is(err, ErrUnknownJob) {
 			t.Fatalf("swept: err = %v", err)
 		}
 		if _, err := s.Wait(context.Background(), done.JobID); !errors.Is(err, ErrUnknownJob) {
@@ -219,7 +221,7 @@ func TestJobRetentionAndSweep(t *testing.T) {
 		done := runJob(t, s, "")
 		fc.Step(time.Minute)
 		s.Sweep()
-		if _, err := s.Get(done.JobID); !errors.Is(err, ErrUnknownJob) {
+		if _, err := s.Get("", done.JobID); !errors.Is(err, ErrUnknownJob) {
 			t.Fatalf("err = %v, want ErrUnknownJob", err)
 		}
 		// The conversation outlives the job record.
@@ -235,7 +237,7 @@ func TestJobRetentionAndSweep(t *testing.T) {
 		fc.Step(time.Hour)
 		waitWaiters(t, fc, 1)
 		s.Sweep()
-		got, err := s.Get(snap.JobID)
+		got, err := s.Get("", snap.JobID)
 		if err != nil || got.Status != StatusRunning || got.Progress != 1 {
 			t.Fatalf("running job after sweep: %+v, %v", got, err)
 		}
@@ -243,7 +245,7 @@ func TestJobRetentionAndSweep(t *testing.T) {
 
 	t.Run("unknown id", func(t *testing.T) {
 		s, _ := newFakeStore(t, Options{})
-		if _, err := s.Get("nope"); !errors.Is(err, ErrUnknownJob) {
+		if _, err := s.Get("", "nope"); !errors.Is(err, ErrUnknownJob) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -256,7 +258,7 @@ func TestMaxRunning(t *testing.T) {
 	s, fc := newFakeStore(t, Options{MaxRunning: 2})
 	a := mustStart(t, s, 1, time.Second, "")
 	b := mustStart(t, s, 1, time.Second, "")
-	if _, err := s.Start(1, time.Second, ""); !errors.Is(err, ErrTooMany) {
+	if _, err := s.Start(anon, 1, time.Second, ""); !errors.Is(err, ErrTooMany) {
 		t.Fatalf("third start: err = %v, want ErrTooMany", err)
 	}
 	waitWaiters(t, fc, 2)
@@ -267,7 +269,7 @@ func TestMaxRunning(t *testing.T) {
 	// Completed jobs free their slots, including for resumes.
 	mustStart(t, s, 1, time.Second, "")
 	mustStart(t, s, 1, time.Second, done.ResumeToken)
-	if _, err := s.Start(1, 0, done.ResumeToken); !errors.Is(err, ErrTooMany) {
+	if _, err := s.Start(anon, 1, 0, done.ResumeToken); !errors.Is(err, ErrTooMany) {
 		t.Fatalf("resume at limit: err = %v, want ErrTooMany", err)
 	}
 }
@@ -326,10 +328,11 @@ func TestConcurrentUse(t *testing.T) {
 			}
 		}
 	}()
-	for range 8 {
+	for i := range 8 {
+		owner := Owner{Session: fmt.Sprint(i)}
 		wg.Go(func() {
 			for range 25 {
-				first, err := s.Start(3, 0, "")
+				first, err := s.Start(owner, 3, 0, "")
 				if err != nil {
 					t.Error(err)
 					return
@@ -341,7 +344,7 @@ func TestConcurrentUse(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				next, err := s.Start(1, 0, done.ResumeToken)
+				next, err := s.Start(owner, 1, 0, done.ResumeToken)
 				if err != nil {
 					t.Error(err)
 					return
@@ -349,7 +352,7 @@ func TestConcurrentUse(t *testing.T) {
 				if next.Turn != 2 || next.ConversationID != first.ConversationID {
 					t.Errorf("resume = %+v", next)
 				}
-				if _, err := s.Get(next.JobID); err != nil {
+				if _, err := s.Get("", next.JobID); err != nil {
 					t.Error(err)
 				}
 			}

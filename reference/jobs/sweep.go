@@ -18,11 +18,12 @@ func (s *Store) Sweep() {
 			delete(s.tokens, tok)
 		}
 	}
-	for id, j := range s.jobs {
+	for _, j := range s.jobs {
 		if s.jobExpiredLocked(j, now) {
-			delete(s.jobs, id)
+			s.dropLocked(j, false) // its token has a TTL of its own
 		}
 	}
+	s.compactLocked()
 }
 
 // Run calls Sweep every half of the shorter of TokenTTL and JobTTL (at least

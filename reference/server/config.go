@@ -36,6 +36,14 @@ const (
 	DefaultSSERetry             = time.Second
 	DefaultMaxBodyBytes         = 4 << 20
 	DefaultMaxSessions          = 10000
+	// DefaultWriteTimeout bounds each write to a client; a stream whose
+	// write takes longer is dead (its messages stay replayable).
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds reading a request's headers and body.
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection with no request.
+	DefaultIdleTimeout = time.Minute
 	// resumeTokenSlack is added to idle threshold + grace period for the
 	// default resume-token lifetime, so a token outlives the session it came from.
 	resumeTokenSlack = 10 * time.Minute
@@ -71,6 +79,35 @@ type Config struct {
 
 	MaxBodyBytes int64
 	MaxSessions  int
+	// MaxBatch bounds the messages of one JSON-RPC batch (2025-03-26);
+	// MaxCallsPerSession the tool calls one session runs at once.
+	MaxBatch           int
+	MaxCallsPerSession int
+	// MaxSessionsPerPrincipal caps one bearer principal's sessions.
+	MaxSessionsPerPrincipal int
+	// AnonymousSessionRate (per second) and AnonymousSessionBurst limit new
+	// sessions (initialize or recovery hint) of anonymous clients per
+	// remote address.
+	AnonymousSessionRate  float64
+	AnonymousSessionBurst int
+
+	// Job bounds (job_start): running jobs in all and per client (a
+	// principal, or an anonymous session), and completed jobs kept, in all
+	// and per client. Zero means the jobs package's defaults.
+	MaxJobs                  int
+	MaxJobsPerClient         int
+	MaxRetainedJobs          int
+	MaxRetainedJobsPerClient int
+
+	// WriteTimeout bounds each write (and flush) to a client on any
+	// response, streams included.
+	WriteTimeout time.Duration
+	// ReadTimeout, ReadHeaderTimeout and IdleTimeout are the http.Server's
+	// (see HTTPServer). ReadTimeout covers the request's headers and body
+	// only: a stream is not cut by it.
+	ReadTimeout       time.Duration
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
 
 	Clock  clock.WithTickerAndDelayedExecution
 	Logger *slog.Logger
@@ -91,6 +128,10 @@ func (c Config) withDefaults() Config {
 	setDur(&c.SSEKeepAlive, DefaultSSEKeepAlive)
 	setDur(&c.SSERetry, DefaultSSERetry)
 	setDur(&c.ResumeTokenTTL, c.IdleThreshold+c.GracePeriod+resumeTokenSlack)
+	setDur(&c.WriteTimeout, DefaultWriteTimeout)
+	setDur(&c.ReadTimeout, DefaultReadTimeout)
+	setDur(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	setDur(&c.IdleTimeout, DefaultIdleTimeout)
 	if c.ExpiredResponse == "" {
 		c.ExpiredResponse = ExpiredEnvelope
 	}
@@ -102,6 +143,21 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSessions == 0 {
 		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.MaxCallsPerSession == 0 {
+		c.MaxCallsPerSession = DefaultMaxCallsPerSession
+	}
+	if c.MaxSessionsPerPrincipal == 0 {
+		c.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if c.AnonymousSessionRate == 0 {
+		c.AnonymousSessionRate = DefaultAnonymousSessionRate
+	}
+	if c.AnonymousSessionBurst == 0 {
+		c.AnonymousSessionBurst = DefaultAnonymousSessionBurst
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
@@ -125,18 +181,37 @@ func (c Config) validate() error {
 		{"event cleanup interval", c.EventCleanupInterval},
 		{"SSE retry", c.SSERetry},
 		{"resume token TTL", c.ResumeTokenTTL},
+		{"write timeout", c.WriteTimeout},
+		{"read timeout", c.ReadTimeout},
+		{"read header timeout", c.ReadHeaderTimeout},
+		{"idle timeout", c.IdleTimeout},
 	} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s must be positive, got %v", d.name, d.v)
 		}
+	}
+	if !(c.AnonymousSessionRate > 0) { // NaN too
+		return fmt.Errorf("anonymous session rate must be positive, got %v", c.AnonymousSessionRate)
 	}
 	switch c.ExpiredResponse {
 	case ExpiredEnvelope, ExpiredPlain:
 	default:
 		return fmt.Errorf("expired response must be %q or %q, got %q", ExpiredEnvelope, ExpiredPlain, c.ExpiredResponse)
 	}
-	if c.EventMaxBytes < 0 || c.MaxBodyBytes < 0 || c.MaxSessions < 0 {
-		return errors.New("size limits must not be negative")
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{
+		{"event max bytes", c.EventMaxBytes}, {"max body bytes", c.MaxBodyBytes},
+		{"max sessions", int64(c.MaxSessions)}, {"max sessions per principal", int64(c.MaxSessionsPerPrincipal)},
+		{"anonymous session burst", int64(c.AnonymousSessionBurst)}, {"max jobs", int64(c.MaxJobs)},
+		{"max batch", int64(c.MaxBatch)}, {"max calls per session", int64(c.MaxCallsPerSession)},
+		{"max jobs per client", int64(c.MaxJobsPerClient)}, {"max retained jobs", int64(c.MaxRetainedJobs)},
+		{"max retained jobs per client", int64(c.MaxRetainedJobsPerClient)},
+	} {
+		if l.v < 0 {
+			return fmt.Errorf("%s must not be negative, got %d", l.name, l.v)
+		}
 	}
 	for token, name := range c.BearerTokens {
 		if token == "" || name == "" {

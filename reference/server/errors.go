@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 )
 
@@ -32,9 +33,9 @@ type rpcError struct {
 }
 
 type rpcErrorResponse struct {
-	JSONRPC string   `json:"jsonrpc"`
-	Error   rpcError `json:"error"`
-	ID      any      `json:"id"`
+	JSONRPC string          `json:"jsonrpc"`
+	Error   rpcError        `json:"error"`
+	ID      json.RawMessage `json:"id"`
 }
 
 // expiredData is the envelope's data member.
@@ -46,14 +47,34 @@ type expiredData struct {
 // writeRPCError writes a JSON-RPC error response with id null, so that clients
 // that only parse JSON-RPC still get a readable reason with any status.
 func writeRPCError(w http.ResponseWriter, status, code int, message string, data any) {
+	writeRPCErrorID(w, status, code, message, data, nil)
+}
+
+// writeRPCErrorID is writeRPCError answering the request with id (nil: null).
+func writeRPCErrorID(w http.ResponseWriter, status, code int, message string, data any, id json.RawMessage) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
 	body, _ := json.Marshal(rpcErrorResponse{
 		JSONRPC: "2.0",
 		Error:   rpcError{Code: code, Message: message, Data: data},
+		ID:      id,
 	})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// writeCreateError answers an initialize refused by a session limit: 503
+// when the server is full, 429 when this client has had its share.
+func writeCreateError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errTooManySessions) {
+		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	writeRPCError(w, http.StatusTooManyRequests, CodeInvalidRequest, "Too Many Requests: "+err.Error(), nil)
 }
 
 // writeSessionGone answers a request whose session id is unknown or expired.

@@ -39,7 +39,7 @@ func (s *Server) newGeneration(sess *session) *generation {
 			Tools:   &mcp.ToolCapabilities{},
 		},
 	})
-	srv.AddReceivingMiddleware(defaultLogLevel)
+	srv.AddReceivingMiddleware(defaultLogLevel, s.callLimit(sess))
 	tools.Register(srv, tools.Deps{
 		Session: sess,
 		Jobs:    s.jobs,

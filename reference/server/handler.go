@@ -46,7 +46,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.Header.Get(headerSessionID)
-	if len(r.Header.Values(headerSessionID)) > 0 {
+	if n := len(r.Header.Values(headerSessionID)); n > 1 {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("Bad Request: %d %s headers, want one", n, headerSessionID), nil)
+		return
+	} else if n == 1 {
 		if err := checkSessionID(id); err != nil || id == "" {
 			if err == nil {
 				err = fmt.Errorf("empty %s", headerSessionID)
@@ -80,9 +83,17 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: reading body: "+err.Error(), nil)
 		return
 	}
-	init, err := isInitialize(body)
+	init, rpcID, batch, err := peek(body)
 	if err != nil {
 		writeRPCError(w, http.StatusBadRequest, CodeParseError, "Parse error: "+err.Error(), nil)
+		return
+	}
+	if err := s.checkBatch(batch); err != nil {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
+		return
+	}
+	if err := checkIDs(rpcID, batch); err != nil {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -92,7 +103,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 			writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (only initialize may omit it)", nil)
 			return
 		}
-		s.initializeNew(w, r, principal)
+		s.initializeNew(w, r, principal, rpcID)
 		return
 	}
 	sess, gen, ok := s.enter(w, r, principal, id)
@@ -100,14 +111,17 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		return
 	}
 	defer s.ended(sess)
+	dw, r, release := s.bind(w, r, sess)
+	defer release()
+	dw.errs.id = rpcID
 	if init {
-		s.reinitialize(w, r, sess, gen)
+		s.reinitialize(dw, r, sess, gen)
 		return
 	}
 	tok := sess.trackPOST()
 	defer sess.untrackPOST(tok)
 	r.Header.Set(headerPOSTToken, tok)
-	gen.handler.ServeHTTP(w, r)
+	gen.handler.ServeHTTP(dw, r)
 }
 
 func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id string) {
@@ -120,9 +134,11 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 		return
 	}
 	defer s.ended(sess)
+	dw, r, release := s.bind(w, r, sess)
+	defer release()
 	last := r.Header.Get(headerLastEventID)
 	if last == "" {
-		s.serveStandalone(w, r, sess, gen, "", 0)
+		s.serveStandalone(dw, r, sess, gen, "", 0)
 		return
 	}
 	stream, index, err := parseEventID(last)
@@ -137,10 +153,10 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 	if stream != "" {
 		// A POST stream resumed (EVT-REPLAY-POST): the go-sdk replays it and
 		// continues it live while its request runs.
-		gen.handler.ServeHTTP(w, r)
+		s.serveResume(dw, r, sess, gen)
 		return
 	}
-	s.serveStandalone(w, r, sess, gen, last, index)
+	s.serveStandalone(dw, r, sess, gen, last, index)
 }
 
 // writeResumeError answers a Last-Event-ID the event store cannot resume from.
@@ -273,7 +289,9 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request, principal, id str
 
 // answerUnknown answers a request whose session id is unknown or expired.
 func (s *Server) answerUnknown(w http.ResponseWriter, r *http.Request, principal, id string) {
-	if s.cfg.RecoveryHint && r.Method != http.MethodDelete {
+	// Only an id of our form gets a recovery session; it counts against
+	// the same per-client limits as an initialize.
+	if s.cfg.RecoveryHint && r.Method != http.MethodDelete && looksIssued(id) {
 		newID, err := s.recover(r, principal, id)
 		if err != nil {
 			s.log.Warn("session recovery failed", "stale", id, "err", err)
@@ -286,15 +304,18 @@ func (s *Server) answerUnknown(w http.ResponseWriter, r *http.Request, principal
 
 // initializeNew starts a session. It enters the table before the go-sdk
 // writes the InitializeResult, so the client's next request finds it.
-func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal string) {
-	sess, err := s.create(principal)
+func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal string, rpcID json.RawMessage) {
+	sess, err := s.create(principal, r.RemoteAddr)
 	if err != nil {
-		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
+		writeCreateError(w, err)
 		return
 	}
 	gen, _, _ := sess.begin(s.cfg.Clock.Now())
 	defer s.ended(sess)
-	gen.handler.ServeHTTP(w, r)
+	dw, r, release := s.bind(w, r, sess)
+	defer release()
+	dw.errs.id = rpcID
+	gen.handler.ServeHTTP(dw, r)
 	if gen.serverSession() == nil {
 		s.remove(sess, "dropped: initialize failed", nil)
 		return
@@ -337,27 +358,26 @@ func (s *Server) reinitialize(w http.ResponseWriter, r *http.Request, sess *sess
 	s.log.Info("session re-initialized", "session", sess.id)
 }
 
-// isInitialize parses a POST body just enough to route it. Batches are routed
-// as ordinary requests; the go-sdk answers them per protocol version.
-func isInitialize(body []byte) (bool, error) {
+// peek parses a POST body just enough to route it, bound batches and answer
+// errors with the request's id. Batches are routed as ordinary requests; the go-sdk
+// answers them per protocol version.
+func peek(body []byte) (init bool, id json.RawMessage, batch []json.RawMessage, err error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
-		return false, errors.New("empty body")
+		return false, nil, nil, errors.New("empty body")
 	}
 	if body[0] == '[' {
-		var batch []json.RawMessage
-		if err := json.Unmarshal(body, &batch); err != nil {
-			return false, err
-		}
-		return false, nil
+		err := json.Unmarshal(body, &batch)
+		return false, nil, batch, err
 	}
 	var msg struct {
-		Method string `json:"method"`
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
 	}
 	if err := json.Unmarshal(body, &msg); err != nil {
-		return false, err
+		return false, nil, nil, err
 	}
-	return msg.Method == "initialize", nil
+	return msg.Method == "initialize", msg.ID, nil, nil
 }
 
 // commitWriter calls onCommit with the status once, when the response is

@@ -43,7 +43,7 @@ func (s *Server) recover(r *http.Request, principal, staleID string) (string, er
 		<-h.ready
 		return h.id, h.err
 	}
-	h.id, h.err = s.startRecovered(principal, key, r.Header.Get(headerProtocolVersion))
+	h.id, h.err = s.startRecovered(principal, r.RemoteAddr, key, r.Header.Get(headerProtocolVersion))
 	if h.err != nil {
 		s.mu.Lock()
 		if s.hints[key] == h {
@@ -60,11 +60,11 @@ func (s *Server) recover(r *http.Request, principal, staleID string) (string, er
 // startRecovered creates a session and runs the initialize handshake on it
 // in-process, so it is fully initialized before the 404 carrying its id is
 // written: an immediate retry with the id succeeds.
-func (s *Server) startRecovered(principal, key, version string) (string, error) {
+func (s *Server) startRecovered(principal, remote, key, version string) (string, error) {
 	if version == "" {
 		version = "2025-03-26" // spec: assume this when the header is absent
 	}
-	sess, err := s.create(principal)
+	sess, err := s.create(principal, remote)
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"crypto/rand"
 	"net/http"
 	"sync"
 	"testing"
@@ -15,13 +16,14 @@ func TestRecoveryHint(t *testing.T) {
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
 		t.Run(method, func(t *testing.T) {
 			e := newEnv(t, server.Config{RecoveryHint: true})
+			stale := rand.Text() // the form of the ids the server issues
 			call := e.c.Request("tools/call", wire.ToolParams("echo", map[string]any{"text": "again"}, ""))
-			resp := e.send(e.c, method, "STALE-FROM-BEFORE-RESTART", call)
+			resp := e.send(e.c, method, stale, call)
 			if resp.Status != http.StatusNotFound || string(resp.Body) != envelopeBody {
 				t.Fatalf("stale id: HTTP %d %s, want 404 envelope", resp.Status, resp.Body)
 			}
 			fresh := resp.SessionID()
-			if fresh == "" || fresh == "STALE-FROM-BEFORE-RESTART" {
+			if fresh == "" || fresh == stale {
 				t.Fatalf("404 carries Mcp-Session-Id %q, want a new id", fresh)
 			}
 			// Retry at once, without initialize.
@@ -37,13 +39,14 @@ func TestRecoveryHint(t *testing.T) {
 // session, and every answer names it.
 func TestRecoveryHintConcurrent(t *testing.T) {
 	e := newEnv(t, server.Config{RecoveryHint: true})
+	stale := rand.Text()
 	const n = 20
 	ids := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			c := e.client()
-			resp, err := c.Call(e.ctx(), "STALE", "tools/list", nil)
+			resp, err := c.Call(e.ctx(), stale, "tools/list", nil)
 			if err != nil {
 				t.Error(err)
 				return
@@ -64,7 +67,7 @@ func TestRecoveryHintConcurrent(t *testing.T) {
 	}
 	e.alive(1)
 	// A different stale id gets its own session.
-	resp := e.do(e.c, http.MethodPost, "OTHER-STALE", e.c.Request("tools/list", nil))
+	resp := e.do(e.c, http.MethodPost, rand.Text(), e.c.Request("tools/list", nil))
 	if resp.SessionID() == ids[0] || resp.SessionID() == "" {
 		t.Fatalf("second stale id got %q", resp.SessionID())
 	}
@@ -75,22 +78,36 @@ func TestRecoveryHintConcurrent(t *testing.T) {
 // gets a new one; DELETE never creates a session; without the flag no hint.
 func TestRecoveryHintLifecycle(t *testing.T) {
 	e := newEnv(t, server.Config{RecoveryHint: true})
-	first := e.do(e.c, http.MethodPost, "STALE", e.c.Request("tools/list", nil)).SessionID()
+	stale := rand.Text()
+	first := e.do(e.c, http.MethodPost, stale, e.c.Request("tools/list", nil)).SessionID()
 	e.clock.Step(testIdle + 1)
 	e.srv.Reap()
 	e.clock.Step(testGrace)
 	e.alive(0)
-	second := e.do(e.c, http.MethodPost, "STALE", e.c.Request("tools/list", nil)).SessionID()
+	second := e.do(e.c, http.MethodPost, stale, e.c.Request("tools/list", nil)).SessionID()
 	if second == "" || second == first {
 		t.Fatalf("after expiry the stale id got %q (first %q)", second, first)
 	}
-	if resp := e.do(e.c, http.MethodDelete, "ANOTHER", nil); resp.Status != http.StatusNotFound || resp.SessionID() != "" {
+	if resp := e.do(e.c, http.MethodDelete, rand.Text(), nil); resp.Status != http.StatusNotFound || resp.SessionID() != "" {
 		t.Fatalf("DELETE of a stale id: HTTP %d with id %q, want 404 without id", resp.Status, resp.SessionID())
 	}
 	e.alive(1)
 
 	plain := newEnv(t, server.Config{})
-	if resp := plain.do(plain.c, http.MethodPost, "STALE", plain.c.Request("tools/list", nil)); resp.SessionID() != "" {
+	if resp := plain.do(plain.c, http.MethodPost, stale, plain.c.Request("tools/list", nil)); resp.SessionID() != "" {
 		t.Fatalf("without --recovery-hint the 404 carries id %q", resp.SessionID())
 	}
+}
+
+// TestRecoveryHintOnlyForOurIds: an id the server cannot have issued (not
+// 26 base32 characters) gets the 404 without a new session, so made-up ids
+// cannot mint sessions.
+func TestRecoveryHintOnlyForOurIds(t *testing.T) {
+	e := newEnv(t, server.Config{RecoveryHint: true})
+	for _, id := range []string{"STALE", "stale-but-twenty-six-chars", "ABCDEFGHIJKLMNOPQRSTUVWXY1", rand.Text() + "A"} {
+		if resp := e.do(e.c, http.MethodPost, id, e.c.Request("tools/list", nil)); resp.Status != http.StatusNotFound || resp.SessionID() != "" {
+			t.Errorf("id %q: HTTP %d with id %q, want 404 without id", id, resp.Status, resp.SessionID())
+		}
+	}
+	e.alive(0)
 }

@@ -40,8 +40,9 @@ type HostOptions struct {
 	Wrap func(next http.Handler) http.Handler
 }
 
-// readHeaderTimeout bounds a request's headers (a client that never sends them).
-const readHeaderTimeout = 10 * time.Second
+// haltTimeout bounds closing a server's sessions; each stalled stream is
+// aborted within closeWait, so only a wedged handler would take this long.
+const haltTimeout = 5 * time.Second
 
 // NewHost starts a reference server configured by cfg on ln: its Run loop
 // (reaper, sweeps) and the HTTP server. It fails if cfg is invalid.
@@ -59,7 +60,7 @@ func NewHost(cfg Config, ln net.Listener, o HostOptions) (*Host, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, handler)
-	h.hs = &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout}
+	h.hs = h.srv.HTTPServer(mux)
 	go func() { h.serveErr = h.hs.Serve(ln); close(h.served) }()
 	return h, nil
 }
@@ -109,7 +110,11 @@ func (h *Host) halt() {
 	stop, ran := h.stop, h.ran
 	h.mu.Unlock()
 	stop()
-	<-ran
+	select {
+	case <-ran:
+	case <-time.After(haltTimeout):
+		h.cfg.withDefaults().Logger.Warn("sessions did not close in time; going on")
+	}
 }
 
 // Restart is a server restart on the same port: every session, event and

@@ -16,6 +16,7 @@ func (s *Server) runReaper(ctx context.Context) {
 			return
 		case <-t.C():
 			s.Reap()
+			s.pruneBuckets(s.cfg.Clock.Now())
 		}
 	}
 }

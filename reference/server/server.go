@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,10 +24,13 @@ type Server struct {
 	events  *eventstore.Store
 	jobs    *jobs.Store
 	schemas *mcp.SchemaCache
+	serving atomic.Int64 // requests between bind and release
 
-	mu       sync.Mutex
-	sessions map[string]*session
-	hints    map[string]*hint // recovery hints by principal and stale id
+	mu           sync.Mutex
+	sessions     map[string]*session
+	hints        map[string]*hint   // recovery hints by principal and stale id
+	perPrincipal map[string]int     // sessions per named principal
+	buckets      map[string]*bucket // new anonymous sessions by remote address
 }
 
 var _ mcp.EventStore = (*eventstore.Store)(nil)
@@ -47,13 +52,23 @@ func New(cfg Config) (*Server, error) {
 		schemas:  mcp.NewSchemaCache(),
 		sessions: map[string]*session{},
 		hints:    map[string]*hint{},
+
+		perPrincipal: map[string]int{},
+		buckets:      map[string]*bucket{},
 		events: eventstore.New(eventstore.Options{
 			MaxAge:          cfg.EventMaxAge,
 			CleanupInterval: cfg.EventCleanupInterval,
 			MaxBytes:        cfg.EventMaxBytes,
 			Clock:           cfg.Clock,
 		}),
-		jobs: jobs.New(jobs.Options{TokenTTL: cfg.ResumeTokenTTL, Clock: cfg.Clock}),
+		jobs: jobs.New(jobs.Options{
+			TokenTTL:            cfg.ResumeTokenTTL,
+			MaxRunning:          cfg.MaxJobs,
+			MaxRunningPerOwner:  cfg.MaxJobsPerClient,
+			MaxRetained:         cfg.MaxRetainedJobs,
+			MaxRetainedPerOwner: cfg.MaxRetainedJobsPerClient,
+			Clock:               cfg.Clock,
+		}),
 	}
 	return s, nil
 }
@@ -70,6 +85,8 @@ func (s *Server) Run(ctx context.Context) {
 }
 
 // Close ends every session, releasing their hanging streams, and every job.
+// Sessions are closed in parallel, so stalled streams (each bounded by
+// closeWait) do not add up.
 func (s *Server) Close() {
 	s.mu.Lock()
 	all := make([]*session, 0, len(s.sessions))
@@ -77,10 +94,24 @@ func (s *Server) Close() {
 		all = append(all, sess)
 	}
 	s.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, sess := range all {
-		s.remove(sess, "closed at shutdown", nil)
+		wg.Go(func() { s.remove(sess, "closed at shutdown", nil) })
 	}
+	wg.Wait()
 	s.jobs.Close()
+}
+
+// HTTPServer returns an http.Server for h (the server, or a handler in
+// front of it) with the configured read and idle timeouts. It has no
+// WriteTimeout: that would cut streams; every write has its own deadline.
+func (s *Server) HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+	}
 }
 
 // SessionCount reports how many sessions the table holds.
@@ -116,13 +147,22 @@ func (s *Server) lookup(id string) *session {
 
 // create adds a new session with a fresh crypto-random id (rand.Text: 26
 // base32 characters, 130 bits, all visible ASCII) and its first generation.
-func (s *Server) create(principal string) (*session, error) {
+// remote is the client's address, for the anonymous rate limit.
+func (s *Server) create(principal, remote string) (*session, error) {
+	now := s.cfg.Clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cfg.MaxSessions > 0 && len(s.sessions) >= s.cfg.MaxSessions {
 		return nil, errTooManySessions
 	}
-	sess := &session{id: rand.Text(), principal: principal, lastActivity: s.cfg.Clock.Now(), done: make(chan struct{}), delivered: -1}
+	if err := s.admitLocked(principal, remote, now); err != nil {
+		return nil, err
+	}
+	if principal != "" {
+		s.perPrincipal[principal]++
+	}
+	sess := &session{id: rand.Text(), principal: principal, lastActivity: now, delivered: -1}
+	sess.ctx, sess.cancel = context.WithCancel(context.Background())
 	sess.gen = s.newGeneration(sess)
 	s.sessions[sess.id] = sess
 	return sess, nil
@@ -141,6 +181,11 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 		return false
 	}
 	delete(s.sessions, sess.id)
+	if sess.principal != "" {
+		if s.perPrincipal[sess.principal]--; s.perPrincipal[sess.principal] <= 0 {
+			delete(s.perPrincipal, sess.principal)
+		}
+	}
 	if sess.hintKey != "" {
 		delete(s.hints, sess.hintKey)
 	}
@@ -150,8 +195,11 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 	sess.mu.Unlock()
 	s.mu.Unlock()
 
-	close(sess.done)
-	sess.dropGET(s.cfg.SSERetry)
+	sess.dropGET(s.cfg.SSERetry) // with a retry hint, before the streams are cut
+	sess.cancel()
+	if n := s.jobs.CancelSession(sess.id); n > 0 {
+		s.log.Info("session jobs cancelled", "session", sess.id, "jobs", n)
+	}
 	gen.close(s.log)
 	s.events.Forget(sess.id)
 	s.log.Info("session "+reason, "session", sess.id)

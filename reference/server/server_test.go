@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -36,6 +37,12 @@ type env struct {
 
 func newEnv(t *testing.T, cfg server.Config) *env {
 	t.Helper()
+	return newEnvListener(t, cfg, nil)
+}
+
+// newEnvListener is newEnv with the server's listener wrapped by wrap, if set.
+func newEnvListener(t *testing.T, cfg server.Config, wrap func(net.Listener) net.Listener) *env {
+	t.Helper()
 	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	if cfg.Clock == nil {
 		cfg.Clock = fc
@@ -55,7 +62,11 @@ func newEnv(t *testing.T, cfg server.Config) *env {
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewUnstartedServer(srv)
+	if wrap != nil {
+		hs.Listener = wrap(hs.Listener)
+	}
+	hs.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		hs.CloseClientConnections()

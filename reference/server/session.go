@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
 )
 
 // session is one entry of the session table. It outlives the go-sdk
@@ -15,8 +17,12 @@ type session struct {
 	principal string
 	hintKey   string // set when the session was created by a recovery hint
 
-	counter atomic.Int64  // counter_increment state
-	done    chan struct{} // closed when the session leaves the table
+	counter atomic.Int64 // counter_increment state
+	calls   atomic.Int64 // tools/call requests running (see callLimit)
+	// ctx ends when the session leaves the table; its requests, streams and
+	// tool work end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu           sync.Mutex
 	gen          *generation
@@ -32,6 +38,7 @@ type session struct {
 	delivered int
 	livePOSTs map[string]bool // tokens of POSTs being served (see notifier)
 	postSeq   uint64
+	endCh     chan struct{} // closed when a request ends (see nextEnd)
 }
 
 // getStream is a standalone GET being served, so that a newer GET can replace it.
@@ -42,17 +49,23 @@ type getStream struct {
 }
 
 // close ends the stream on purpose: a retry hint first, so the client knows
-// when to come back (SSE-RETRY-FIELD).
+// when to come back (SSE-RETRY-FIELD). A write stalled on a client that
+// stopped reading is aborted after closeWait, so closing never blocks.
 func (g *getStream) close(retry time.Duration) {
+	t := time.AfterFunc(closeWait, g.w.abort)
 	g.w.close(retry)
+	t.Stop()
 	g.cancel()
 }
 
 // IncrementCounter implements tools.Session.
 func (s *session) IncrementCounter() int64 { return s.counter.Add(1) }
 
+// JobOwner implements tools.Session.
+func (s *session) JobOwner() jobs.Owner { return jobs.Owner{Principal: s.principal, Session: s.id} }
+
 // Done implements tools.Session.
-func (s *session) Done() <-chan struct{} { return s.done }
+func (s *session) Done() <-chan struct{} { return s.ctx.Done() }
 
 // begin records the start of a request. It reports false if the session has
 // already been removed, in which case the caller answers as for an unknown id.
@@ -81,6 +94,10 @@ func (s *session) end(now time.Time) {
 	defer s.mu.Unlock()
 	s.inflight--
 	s.lastActivity = now
+	if s.endCh != nil {
+		close(s.endCh)
+		s.endCh = nil
+	}
 }
 
 // current returns the generation serving new requests.

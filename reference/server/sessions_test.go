@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
@@ -262,4 +263,35 @@ func TestBearerAuth(t *testing.T) {
 	if got := e.tool(alice, sid, "counter_increment", nil); got != "1" {
 		t.Fatalf("counter = %s", got)
 	}
+}
+
+// TestSessionQuotas: one principal cannot take every session (429 beyond its
+// cap, others unaffected), and anonymous clients get new sessions at a
+// bounded rate per address, refilled over time.
+func TestSessionQuotas(t *testing.T) {
+	e2 := newEnv(t, server.Config{MaxSessionsPerPrincipal: 2, BearerTokens: map[string]string{"tok-a": "alice", "tok-m": "mallory"}})
+	alice, mallory := e2.client(), e2.client()
+	alice.Header.Set("Authorization", "Bearer tok-a")
+	mallory.Header.Set("Authorization", "Bearer tok-m")
+	a1 := e2.connect(alice)
+	e2.connect(alice)
+	if resp, err := alice.Initialize(e2.ctx(), ""); err != nil || resp.Status != http.StatusTooManyRequests {
+		t.Fatalf("alice's third session: %v %v", resp, err)
+	}
+	e2.connect(mallory)
+	if resp := e2.do(alice, http.MethodDelete, a1, nil); resp.Status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", resp.Status)
+	}
+	e2.connect(alice) // a slot freed
+
+	anon := newEnv(t, server.Config{AnonymousSessionRate: 1, AnonymousSessionBurst: 3})
+	for range 3 {
+		anon.connect(anon.c)
+	}
+	resp, err := anon.c.Initialize(anon.ctx(), "")
+	if err != nil || resp.Status != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("fourth anonymous session at once: %v %v", resp, err)
+	}
+	anon.clock.Step(time.Second)
+	anon.connect(anon.c)
 }

@@ -12,10 +12,6 @@ import (
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 )
 
-// keepAliveWriteTimeout bounds one keep-alive write: a peer that stopped
-// reading (a half-open connection) fails it, and its stream is dropped.
-const keepAliveWriteTimeout = 10 * time.Second
-
 // streamWriter wraps the ResponseWriter of a standalone GET stream. It
 // serialises the go-sdk's event writes with the server's own keep-alive
 // comments and retry hints (the go-sdk writes each event in one Write),
@@ -26,6 +22,7 @@ type streamWriter struct {
 	mu          sync.Mutex
 	wroteHeader bool
 	closed      bool               // replaced or returning: every later write fails
+	retry       string             // retry hint still owed: closed before the header
 	onEvent     func(index int)    // called with each standalone event index written
 	primingID   string             // the priming event's id, "" for none
 	backlog     []eventstore.Event // sent right after the priming event
@@ -58,6 +55,11 @@ func (w *streamWriter) writeHeaderLocked(code int) {
 	}
 	w.wroteHeader = true
 	w.ResponseWriter.WriteHeader(code)
+	if code == http.StatusOK && w.retry != "" {
+		// Replaced before the go-sdk answered: the 200 still carries the hint.
+		w.ResponseWriter.Write([]byte(w.retry))
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
 	if code != http.StatusOK || w.closed {
 		return
 	}
@@ -111,7 +113,11 @@ func (w *streamWriter) finish() {
 func (w *streamWriter) close(retry time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.writeRawLocked("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n")
+	hint := "retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n"
+	if !w.wroteHeader && !w.closed {
+		w.retry = hint
+	}
+	w.writeRawLocked(hint)
 	w.closed = true
 }
 
@@ -125,9 +131,10 @@ func (w *streamWriter) FlushError() error {
 // Unwrap exposes the real writer to http.ResponseController.
 func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// comment writes an SSE comment line and flushes it within
-// keepAliveWriteTimeout. Before the go-sdk has written the headers it does
-// nothing, so the status and content type stay the go-sdk's.
+// comment writes an SSE comment line and flushes it (within the write
+// timeout: the ResponseWriter is a deadlineWriter). Before the go-sdk has
+// written the headers it does nothing, so the status and content type stay
+// the go-sdk's.
 func (w *streamWriter) comment(text string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -138,13 +145,17 @@ func (w *streamWriter) writeRawLocked(s string) error {
 	if !w.wroteHeader || w.closed {
 		return nil
 	}
-	rc := http.NewResponseController(w.ResponseWriter)
-	rc.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
-	defer rc.SetWriteDeadline(time.Time{})
 	if _, err := w.ResponseWriter.Write([]byte(s)); err != nil {
 		return err
 	}
-	return rc.Flush()
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// abort makes a write stalled on the client fail now (see deadlineWriter).
+func (w *streamWriter) abort() {
+	if d, ok := w.ResponseWriter.(*deadlineWriter); ok {
+		d.kill()
+	}
 }
 
 // standaloneEventIndex finds the "id: _N" line of an SSE event written on

@@ -47,3 +47,19 @@ func TestStreamWriter(t *testing.T) {
 		t.Fatalf("error answer: %d %q", rec.Code, rec.Body.String())
 	}
 }
+
+// TestStreamWriterReplacedBeforeHeader: a GET replaced before the go-sdk
+// wrote its 200 still answers with the retry hint, not an empty 200.
+func TestStreamWriterReplacedBeforeHeader(t *testing.T) {
+	rec := httptest.NewRecorder()
+	w := &streamWriter{ResponseWriter: rec}
+	w.open("_0", nil)
+	w.close(1500 * time.Millisecond)
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write([]byte(": ok\n\n")); !errors.Is(err, errStreamClosed) {
+		t.Fatalf("write after close: %v", err)
+	}
+	if got := rec.Body.String(); got != "retry: 1500\n\n" {
+		t.Fatalf("body %q, want only the retry hint", got)
+	}
+}

@@ -69,6 +69,11 @@ func TestToolArgumentErrors(t *testing.T) {
 	}{
 		{"long_operation", map[string]any{"steps": 0, "interval_ms": 0}, "steps must be between 1 and 10000"},
 		{"long_operation", map[string]any{"steps": 1, "interval_ms": -5}, "interval_ms must be between"},
+		// Would wrap to 0.45 ms if converted to a Duration before the check.
+		{"long_operation", map[string]any{"steps": 1, "interval_ms": 18446744073710}, "interval_ms must be between"},
+		{"job_start", map[string]any{"steps": 1, "interval_ms": 18446744073710}, "interval_ms must be between"},
+		{"long_operation", map[string]any{"steps": 10000, "interval_ms": 60000}, "at most 1h0m0s"},
+		{"job_start", map[string]any{"steps": 61, "interval_ms": 60000}, "at most 1h0m0s"},
 		{"job_start", map[string]any{"steps": 1, "interval_ms": 0, "resume_token": "forged"}, "unknown or expired"},
 		{"job_get", map[string]any{"job_id": "nope"}, "unknown job"},
 	} {

@@ -15,10 +15,13 @@ import (
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
 )
 
-// Limits on long_operation, so a bad argument cannot pin a goroutine for days.
+// Limits on long_operation and job_start, so a bad argument cannot pin a
+// goroutine for days.
 const (
 	MaxSteps    = 10000
 	MaxInterval = time.Minute
+	// MaxDuration bounds steps × interval of one call.
+	MaxDuration = time.Hour
 )
 
 // Session is the per-session application state the tools use.
@@ -27,6 +30,8 @@ type Session interface {
 	// Done is closed when the session ends (expired or deleted); running
 	// tools stop then, as nobody can receive their results.
 	Done() <-chan struct{}
+	// JobOwner is the principal and session that jobs started here belong to.
+	JobOwner() jobs.Owner
 }
 
 // Notifier delivers a tool call's notifications. The server decides the
@@ -56,13 +61,13 @@ type EchoArgs struct {
 // LongOperationArgs are long_operation's arguments.
 type LongOperationArgs struct {
 	Steps      int `json:"steps" jsonschema:"number of steps, 1 to 10000"`
-	IntervalMS int `json:"interval_ms" jsonschema:"milliseconds between steps, 0 to 60000"`
+	IntervalMS int `json:"interval_ms" jsonschema:"milliseconds between steps, 0 to 60000; steps × interval at most one hour"`
 }
 
 // JobStartArgs are job_start's arguments.
 type JobStartArgs struct {
 	Steps       int    `json:"steps" jsonschema:"number of steps, 1 to 10000"`
-	IntervalMS  int    `json:"interval_ms" jsonschema:"milliseconds between steps, 0 to 60000"`
+	IntervalMS  int    `json:"interval_ms" jsonschema:"milliseconds between steps, 0 to 60000; steps × interval at most one hour"`
 	ResumeToken string `json:"resume_token,omitempty" jsonschema:"token from a completed job, to continue its conversation"`
 }
 
@@ -103,7 +108,7 @@ func Register(srv *mcp.Server, d Deps) {
 			if err != nil {
 				return nil, JobStartResult{}, err
 			}
-			snap, err := d.Jobs.Start(args.Steps, interval, args.ResumeToken)
+			snap, err := d.Jobs.Start(d.Session.JobOwner(), args.Steps, interval, args.ResumeToken)
 			if err != nil {
 				return nil, JobStartResult{}, err
 			}
@@ -112,18 +117,23 @@ func Register(srv *mcp.Server, d Deps) {
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "job_get", Description: "Returns a job's status and progress; when completed, its result and a resume_token."},
 		func(ctx context.Context, req *mcp.CallToolRequest, args JobGetArgs) (*mcp.CallToolResult, jobs.Snapshot, error) {
-			snap, err := d.Jobs.Get(args.JobID)
+			snap, err := d.Jobs.Get(d.Session.JobOwner().Principal, args.JobID)
 			return nil, snap, err
 		})
 }
 
+// checkSteps validates the arguments before converting them: a huge
+// interval_ms would overflow time.Duration and wrap into range.
 func checkSteps(steps, intervalMS int) (time.Duration, error) {
 	if steps < 1 || steps > MaxSteps {
 		return 0, fmt.Errorf("steps must be between 1 and %d, got %d", MaxSteps, steps)
 	}
-	interval := time.Duration(intervalMS) * time.Millisecond
-	if interval < 0 || interval > MaxInterval {
+	if intervalMS < 0 || int64(intervalMS) > MaxInterval.Milliseconds() {
 		return 0, fmt.Errorf("interval_ms must be between 0 and %d, got %d", MaxInterval.Milliseconds(), intervalMS)
+	}
+	interval := time.Duration(intervalMS) * time.Millisecond
+	if total := time.Duration(steps) * interval; total > MaxDuration {
+		return 0, fmt.Errorf("steps × interval_ms must be at most %v, got %v", MaxDuration, total)
 	}
 	return interval, nil
 }

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// CodeMethodNotFound and CodeInternalError are the JSON-RPC codes for an
+// unknown method and a server fault.
+const (
+	CodeMethodNotFound = -32601
+	CodeInternalError  = -32603
+)
+
+// jsonErrors turns the go-sdk's plain-text error answers (http.Error: an
+// unknown method, a batch on a revision without batches, a missing Accept,
+// a stream conflict) into JSON-RPC error bodies, as every other error of
+// the server is. It holds such an answer back until finish, so the caller
+// may also drop it and try again (see serveResume).
+type jsonErrors struct {
+	http.ResponseWriter
+	id     json.RawMessage // the request's id, if it had one
+	status int             // a held-back error status, 0 if none
+	body   bytes.Buffer
+}
+
+func (j *jsonErrors) WriteHeader(code int) {
+	if j.status != 0 {
+		return
+	}
+	if code >= 400 && strings.HasPrefix(j.Header().Get("Content-Type"), "text/plain") {
+		j.status = code
+		return
+	}
+	j.ResponseWriter.WriteHeader(code)
+}
+
+func (j *jsonErrors) Write(p []byte) (int, error) {
+	if j.status != 0 {
+		return j.body.Write(p)
+	}
+	return j.ResponseWriter.Write(p)
+}
+
+// Unwrap exposes the real writer to http.ResponseController.
+func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+// reset drops a held-back answer.
+func (j *jsonErrors) reset() {
+	j.status = 0
+	j.body.Reset()
+}
+
+// finish writes a held-back answer as a JSON-RPC error with the same status.
+func (j *jsonErrors) finish() {
+	if j.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(j.body.String())
+	code := CodeInvalidRequest
+	switch {
+	case strings.Contains(msg, "JSON RPC not handled"):
+		code, msg = CodeMethodNotFound, "Method not found: "+msg
+	case j.status >= 500:
+		code = CodeInternalError
+	}
+	j.Header().Del("X-Content-Type-Options")
+	writeRPCErrorID(j.ResponseWriter, j.status, code, http.StatusText(j.status)+": "+msg, nil, j.id)
+	j.reset()
+}
