@@ -40,15 +40,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	defer cancel()
 	c := wire.New(url)
 	c.ProtocolVersion = version
-	for k, v := range cfg.Headers {
-		c.Header.Set(k, v)
-	}
-	if len(cfg.Principals) > 0 {
-		c.Header.Set("Authorization", "Bearer "+cfg.Principals[0].Token)
-	}
-	if cfg.Origins.Allowed != "" {
-		c.Header.Set("Origin", cfg.Origins.Allowed)
-	}
+	c.Header = requestHeader(cfg)
 	began := time.Now()
 	resp, err := c.Initialize(ctx, "")
 	rtt := time.Since(began)

@@ -61,6 +61,10 @@ type Options struct {
 	ProtocolVersion string
 	// NoProxy sends requests straight to the target (fault checks are skipped).
 	NoProxy bool
+	// SuggestProfile is where a suggested target profile is written when
+	// checks were skipped for want of a profile key; empty for nowhere. A
+	// path whose directory does not exist gets a note instead.
+	SuggestProfile string
 }
 
 // SetupError is a problem with the options or the target that prevents a
@@ -136,7 +140,51 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 		ProtocolVersion: pr.version, Strict: o.Strict,
 	}
 	en := o.engine(o.Strict, marginFor(pr.rtt), stdout, stderr)
-	return o.Common.finish(ctx, run, en, serverchecks.Checks(tc), o.selector(), stdout)
+	run, err = o.Common.finish(ctx, run, en, serverchecks.Checks(tc), o.selector(), stdout)
+	if err == nil {
+		o.suggest(ctx, run, pr.version, cfg, stdout)
+	}
+	return run, err
+}
+
+// suggest says how many checks each missing profile key would enable and
+// writes a suggested profile to edit.
+func (o *Options) suggest(ctx context.Context, run *report.Run, version string, cfg *target.Config, stdout io.Writer) {
+	missing := missingKeys(run.Checks)
+	if len(missing) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(missing))
+	total := 0
+	for k, n := range missing {
+		keys = append(keys, fmt.Sprintf("%s %d", k, n))
+		total += n
+	}
+	slices.Sort(keys)
+	fmt.Fprintf(stdout, "\n%d checks were skipped for want of a target-profile key; checks each key would enable: %s.\n", total, strings.Join(keys, ", "))
+	switch dir := filepath.Dir(o.SuggestProfile); {
+	case o.SuggestProfile == "":
+		fmt.Fprintln(stdout, "Write a profile to edit with --suggest-profile FILE, or 'mcp-conform profile --url URL'.")
+		return
+	case !isDir(dir):
+		fmt.Fprintf(stdout, "No suggested profile written: directory %s does not exist (--suggest-profile FILE).\n", dir)
+		return
+	}
+	tools, err := listTools(ctx, o.URL, version, cfg)
+	if err != nil {
+		fmt.Fprintf(stdout, "No suggested profile written: %v\n", err)
+		return
+	}
+	if err := os.WriteFile(o.SuggestProfile, []byte(suggestedProfile(o.URL, tools, missing, time.Now())), 0o644); err != nil {
+		fmt.Fprintf(stdout, "No suggested profile written: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stdout, "A profile to edit, with the tools the server advertises: %s\n", o.SuggestProfile)
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }
 
 // marginFor is the deadline margin for a target whose round trip took

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -75,5 +78,25 @@ func (l *originList) Set(v string) error {
 		return fmt.Errorf("want an origin such as https://app.example or http://localhost:3000, got %q", v)
 	}
 	*l = append(*l, v)
+	return nil
+}
+
+// defaultSuggestion is where 'server' writes a suggested target profile;
+// when reports/ does not exist it says so instead.
+const defaultSuggestion = "reports/profile.suggested.yaml"
+
+// explicitDir checks that the directory of a file flag the user set
+// exists, so a typo does not cost a whole run.
+func explicitDir(fs *flag.FlagSet, name, path string) error {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	if !set || path == "" {
+		return nil
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usageError{fmt.Errorf("--%s: directory %s does not exist", name, dir)}
+		}
+	}
 	return nil
 }

@@ -38,6 +38,7 @@ var commands = []command{
 	{"server", "check an MCP server against the behaviour catalogue", runServer, nil},
 	{"client", "grade an MCP client under session refreshes, expiry and restarts", runClient, nil},
 	{"list", "print the behaviour catalogue", runList, nil},
+	{"profile", "write a target profile to edit for a server, from the tools it advertises", runProfile, nil},
 	// Not "serve": one letter from "server", which checks a server.
 	{"reference-server", "run the reference MCP server", runServe, []string{"serve"}},
 	{"call", "call a tool with the reference client, rejoining the session stored in a state directory", runCall, nil},

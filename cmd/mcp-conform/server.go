@@ -29,6 +29,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.LabelFilter, "label-filter", "", "label expression (Ginkgo syntax) over ID sections, profiles and levels, e.g. 'sessions || grace' or '!resilience'")
 	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-'")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")
+	fs.StringVar(&o.SuggestProfile, "suggest-profile", defaultSuggestion, "when checks skip for want of a target-profile key, write a profile to edit here ('' for nowhere)")
 	fs.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the target directly; checks that inject network faults are skipped")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
@@ -54,6 +55,9 @@ flags:`)
 		return err
 	}
 	if err := parallelFlag(o.Parallel); err != nil {
+		return err
+	}
+	if err := explicitDir(fs, "suggest-profile", o.SuggestProfile); err != nil {
 		return err
 	}
 	o.Profile = catalogue.Profile(*profile)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
 // TestServerSetupErrors: bad flags, bad files, unreachable and non-MCP
@@ -95,5 +97,49 @@ func TestList(t *testing.T) {
 	var entries []catalogue.Entry
 	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != len(catalogue.All()) {
 		t.Fatalf("list --json: %v, %d entries", err, len(entries))
+	}
+}
+
+// TestProfileCommand: 'profile' describes a server without running checks:
+// its tools, with the reference's notifying and stateful tools as the
+// likely candidates; a missing --url is a usage error.
+func TestProfileCommand(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := server.NewHost(server.Config{}, ln, server.HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"profile", "--url", h.URL()}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"advertises: counter_increment, echo, job_get, job_start, long_operation", "#     name: long_operation", "#     name: counter_increment"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("profile lacks %q:\n%s", want, out.String())
+		}
+	}
+	if code := run(context.Background(), []string{"profile"}, io.Discard, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "--url is required") {
+		t.Errorf("profile without --url: exit %d, %q", code, errOut.String())
+	}
+
+	// A run without a profile says what each missing key would enable and
+	// writes the same suggestion.
+	path := filepath.Join(t.TempDir(), "suggested.yaml")
+	out.Reset()
+	if code := run(context.Background(), []string{"server", "--url", h.URL(), "--suggest-profile", path}, &out, &errOut); code != exitOK {
+		t.Fatalf("server without a profile: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "for want of a target-profile key; checks each key would enable: principals 1,") {
+		t.Errorf("no summary of missing keys:\n%s", out.String())
+	}
+	if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), "#     name: long_operation") {
+		t.Errorf("suggested profile %s: %v\n%s", path, err, data)
+	}
+	if code := run(context.Background(), []string{"server", "--url", h.URL(), "--suggest-profile", "/nonexistent/x.yaml"}, io.Discard, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "directory /nonexistent does not exist") {
+		t.Errorf("--suggest-profile in a missing directory: exit %d, %q", code, errOut.String())
 	}
 }

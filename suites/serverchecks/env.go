@@ -61,13 +61,17 @@ func Checks(tc *Target) []kit.Check {
 	return out
 }
 
+// NeedsKey starts the reason of a check skipped because the target
+// profile lacks a key; the key follows.
+const NeedsKey = "needs target-config key "
+
 // setup skips the check when the target cannot have the behaviour, or
 // when the profile lacks what the check needs, and builds its Env.
 func (tc *Target) setup(t *kit.T, d def) *env {
 	ent := t.Entry
 	for _, k := range ent.Needs {
 		if !tc.Config.Has(k) {
-			t.Skipf("needs target-config key %s", k)
+			t.Skip(NeedsKey + string(k))
 		}
 	}
 	if ent.Restarts && tc.Restart == nil {

@@ -1,0 +1,280 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// advertisedTool is a tool as tools/list describes it.
+type advertisedTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	InputSchema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	} `json:"inputSchema"`
+}
+
+// listTools opens a session, lists the target's tools (every page) and
+// deletes the session.
+func listTools(ctx context.Context, url, version string, cfg *target.Config) ([]advertisedTool, error) {
+	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	defer cancel()
+	c := wire.New(url)
+	c.ProtocolVersion = version
+	c.Header = requestHeader(cfg)
+	sid, err := c.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("initialize at %s: %w", url, err)
+	}
+	if sid != "" {
+		defer c.Delete(context.WithoutCancel(ctx), sid)
+	}
+	var tools []advertisedTool
+	cursor := ""
+	for range 100 { // a bound on pages
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		resp, err := c.Call(ctx, sid, "tools/list", params)
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		if resp.Status != http.StatusOK {
+			return nil, fmt.Errorf("tools/list: HTTP %d: %s", resp.Status, excerpt(resp.Body))
+		}
+		m, err := resp.Result()
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		if m.Error != nil {
+			return nil, fmt.Errorf("tools/list: %v", m.Error)
+		}
+		var page struct {
+			Tools      []advertisedTool `json:"tools"`
+			NextCursor string           `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(m.Result, &page); err != nil {
+			return nil, fmt.Errorf("tools/list result: %w", err)
+		}
+		tools = append(tools, page.Tools...)
+		if page.NextCursor == "" || page.NextCursor == cursor {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	return tools, nil
+}
+
+// requestHeader is what every harness request carries: the profile's
+// headers, the first principal's token and the allowed Origin.
+func requestHeader(cfg *target.Config) http.Header {
+	h := http.Header{}
+	for k, v := range cfg.Headers {
+		h.Set(k, v)
+	}
+	if len(cfg.Principals) > 0 {
+		h.Set("Authorization", "Bearer "+cfg.Principals[0].Token)
+	}
+	if cfg.Origins.Allowed != "" {
+		h.Set("Origin", cfg.Origins.Allowed)
+	}
+	return h
+}
+
+// Words that make a tool a likely candidate for a profile key.
+var (
+	notifyingWords = []string{"progress", "long", "slow", "stream", "notif", "step", "interval", "delay", "sleep", "wait", "count"}
+	statefulWords  = []string{"counter", "increment", "incr", "state", "session", "count", "next"}
+)
+
+// candidates returns the tools whose name, description or argument names
+// contain one of words, most matches first.
+func candidates(tools []advertisedTool, words []string) []advertisedTool {
+	type scored struct {
+		t advertisedTool
+		n int
+	}
+	var out []scored
+	for _, t := range tools {
+		text := strings.ToLower(t.Name + " " + t.Description)
+		for arg := range t.InputSchema.Properties {
+			text += " " + strings.ToLower(arg)
+		}
+		n := 0
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, scored{t, n})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].n > out[j].n })
+	ts := make([]advertisedTool, len(out))
+	for i, s := range out {
+		ts[i] = s.t
+	}
+	return ts
+}
+
+// missingKeys counts, for each profile key, the checks that were skipped
+// because the profile lacks it.
+func missingKeys(checks []report.Check) map[catalogue.Key]int {
+	out := map[catalogue.Key]int{}
+	for _, c := range checks {
+		if k, ok := strings.CutPrefix(c.Message, serverchecks.NeedsKey); ok && c.Verdict == report.Skip {
+			out[catalogue.Key(k)]++
+		}
+	}
+	return out
+}
+
+// suggestedProfile renders a target profile to edit: the advertised tools,
+// likely candidates for the notifying and stateful tools, and every other
+// key commented out with what it is for. It parses as it is (all keys
+// commented out) and after any block is uncommented and filled in.
+func suggestedProfile(url string, tools []advertisedTool, missing map[catalogue.Key]int, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Target profile suggested by mcp-conform for %s on %s.\n", url, now.UTC().Format(time.DateOnly))
+	b.WriteString("# Every key is commented out: uncomment what is true of the server and fill it in,\n")
+	b.WriteString("# then run: mcp-conform server --url URL --target-config THIS_FILE\n")
+	if len(missing) > 0 {
+		b.WriteString("# Checks each key would enable in the last run:")
+		keys := make([]string, 0, len(missing))
+		for k := range missing {
+			keys = append(keys, string(k))
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s %d;", k, missing[catalogue.Key(k)])
+		}
+		b.WriteString("\n")
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	fmt.Fprintf(&b, "# Tools the server advertises: %s\n\n", orNone(strings.Join(names, ", ")))
+
+	b.WriteString("# tools:\n")
+	b.WriteString("#   # A tool that sends notifications over time (with the progress token the\n")
+	b.WriteString("#   # harness puts on the call): the stream, redirect and replay checks.\n")
+	notifying := candidates(tools, notifyingWords)
+	fmt.Fprintf(&b, "#   # Likely candidates: %s\n", describe(notifying))
+	fmt.Fprintf(&b, "#   notifying:\n#     name: %s\n", first(notifying, "TOOL"))
+	fmt.Fprintf(&b, "#     arguments: {%s}          # make it send at least 4 notifications\n", argsOf(notifying))
+	b.WriteString("#     method: notifications/progress   # which notifications to count\n")
+	b.WriteString("#     notifications: 5                 # how many one call sends\n")
+	b.WriteString("#     interval: 500ms                  # time between two of them\n")
+	b.WriteString("#   # A tool whose result changes with every call in a session (a counter):\n")
+	b.WriteString("#   # RECREATE-STATE-KEPT.\n")
+	stateful := candidates(tools, statefulWords)
+	fmt.Fprintf(&b, "#   # Likely candidates: %s\n", describe(stateful))
+	fmt.Fprintf(&b, "#   stateful:\n#     name: %s\n\n", first(stateful, "TOOL"))
+
+	b.WriteString(`# The server's session and replay-store timings (Go durations), as it is
+# configured for the run: the GRACE-* checks wait them out, so run a
+# deployment with short ones.
+# timings:
+#   idle_threshold: 2s          # inactivity after which a session's grace period starts
+#   grace_period: 0s            # 0s: an idle TTL alone, no grace period
+#   reaper_interval: 500ms      # how often idle sessions are looked for
+#   event_max_age: 5s           # events older than this cannot be replayed
+#   event_cleanup_interval: 1s
+
+# Two principals' bearer tokens (the first one is used for every check):
+# RECREATE-OWNER-ONLY.
+# principals:
+#   - {name: alice, token: TOKEN-A}
+#   - {name: bob, token: TOKEN-B}
+
+# Origin values: allowed is sent on every request; disallowed must get 403
+# (default https://mcp-conform.invalid).
+# origins:
+#   allowed: http://localhost:3000
+#   disallowed: https://evil.example
+
+# A stale session id is answered with 404 plus a new, initialized
+# session's id: RESTART-HINT.
+# recovery_hint: true
+
+# Headers sent on every request (an API key, say).
+# headers:
+#   X-Api-Key: KEY
+`)
+	return b.String()
+}
+
+func describe(ts []advertisedTool) string {
+	if len(ts) == 0 {
+		return "none found by name; pick one of the tools above"
+	}
+	var parts []string
+	for _, t := range ts[:min(len(ts), 4)] {
+		args := make([]string, 0, len(t.InputSchema.Properties))
+		for a := range t.InputSchema.Properties {
+			args = append(args, a)
+		}
+		slices.Sort(args)
+		parts = append(parts, fmt.Sprintf("%s(%s)", t.Name, strings.Join(args, ", ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func first(ts []advertisedTool, dflt string) string {
+	if len(ts) == 0 {
+		return dflt
+	}
+	return ts[0].Name
+}
+
+// argsOf lists the first candidate's argument names with a placeholder.
+func argsOf(ts []advertisedTool) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	var args []string
+	for a := range ts[0].InputSchema.Properties {
+		args = append(args, a+": VALUE")
+	}
+	slices.Sort(args)
+	return strings.Join(args, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// SuggestProfile lists the tools of the MCP endpoint at url and returns a
+// target profile to edit (see 'mcp-conform profile'). cfg supplies the
+// headers and token to reach it; it may be empty.
+func SuggestProfile(ctx context.Context, url, version string, cfg *target.Config) (string, error) {
+	if cfg == nil {
+		cfg = &target.Config{}
+	}
+	if _, err := preflight(ctx, url, version, cfg); err != nil {
+		return "", &SetupError{err}
+	}
+	tools, err := listTools(ctx, url, version, cfg)
+	if err != nil {
+		return "", err
+	}
+	return suggestedProfile(url, tools, nil, time.Now()), nil
+}
