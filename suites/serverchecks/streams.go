@@ -48,6 +48,22 @@ func streamChecks() []def {
 				Should(BeEmpty(), "JSON-RPC responses on the standalone GET stream")
 		}},
 
+		{id: "GET-UNRELATED", need: notifyNeed, body: func(ctx context.Context, e *env) {
+			// Only a progress notification with the call's token provably
+			// belongs to the call; other methods may be unrelated logging.
+			if m := e.Config.Tools.Notifying.Method; m != "notifications/progress" {
+				e.Skipf("the profile counts %s, which names no request: which call a notification belongs to cannot be told", m)
+			}
+			sid := e.connect(ctx, e.C)
+			get := e.openGET(ctx, e.C, sid, "")
+			k := e.startNotifying(ctx, e.C, sid, "unrelated")
+			e.awaitResponse(ctx, k, k.post)
+			e.Pause(quiet(e.Config)) // anything sent to the GET stream arrives meanwhile
+			if on := e.notes(get.Messages(), k); len(on) > 0 {
+				e.Failf("%d of the call's notifications came on the standalone GET stream while the call's POST stream was connected (%d came on the POST stream); the GET stream should carry only messages unrelated to running requests: %s",
+					len(on), len(e.notes(k.post.Messages(), k)), strings.Join(on, " "))
+			}
+		}},
 		{id: "MSG-ONE-STREAM", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			get := e.openGET(ctx, e.C, sid, "")
