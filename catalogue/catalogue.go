@@ -63,6 +63,10 @@ type Entry struct {
 	// Sessionless: the check applies to a target without sessions too;
 	// the others are skipped there.
 	Sessionless bool `json:"sessionless,omitempty"`
+	// Idle: the check leaves its session silent on purpose (the grace
+	// checks). Other checks keep their sessions warm, so a session reaped
+	// mid-check is never blamed on the behaviour they look at.
+	Idle bool `json:"idle,omitempty"`
 	// ResumeRequired: a target that refuses to resume a stream fails the
 	// check; for the others a refusal means the behaviour cannot be
 	// observed, and the check is skipped.

@@ -2,6 +2,8 @@ package kit_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,11 @@ func TestExecuteStates(t *testing.T) {
 		{"panic", func(*T) { panic("boom") }, Failed, "panic: boom"},
 		{"eventually", func(k *T) { k.Eventually(func() bool { return false }).Should(BeTrue(), "the awaited event") }, Failed, "for the awaited event, in vain"},
 		{"pause past deadline", func(k *T) { k.Pause(time.Hour) }, Failed, "deadline passed"},
+		{"diagnosed", func(k *T) {
+			k.Diagnose(func(context.Context) string { return "" })
+			k.Diagnose(func(context.Context) string { return "the session expired during the check" })
+			k.Fail("400 Unknown Last-Event-ID")
+		}, Failed, "the session expired during the check\n400 Unknown Last-Event-ID"},
 		{"cleanup", func(k *T) {
 			k.Cleanup(func(context.Context) { cleaned++ })
 			k.Cleanup(func(context.Context) { cleaned *= 10 })
@@ -56,11 +63,13 @@ func helperFails(k *T) {
 }
 
 func TestLocationSkipsHelpers(t *testing.T) {
+	var line int
 	r := run(t, time.Second, func(k *T) {
-		helperFails(k) // the reported line
+		_, _, line, _ = runtime.Caller(0)
+		helperFails(k) // the reported line: the one after Caller's
 	})
-	if !strings.HasPrefix(r.Location, "kit/check_test.go:") || !strings.HasSuffix(r.Location, ":60") {
-		t.Fatalf("location %q, want the caller in check_test.go", r.Location)
+	if want := fmt.Sprintf("kit/check_test.go:%d", line+1); r.Location != want {
+		t.Fatalf("location %q, want the helper's caller, %s", r.Location, want)
 	}
 }
 

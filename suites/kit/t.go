@@ -27,9 +27,10 @@ type T struct {
 	ctx context.Context
 	log *Log
 
-	mu       sync.Mutex
-	cleanups []func(context.Context)
-	helpers  map[string]bool
+	mu        sync.Mutex
+	cleanups  []func(context.Context)
+	helpers   map[string]bool
+	diagnoses []func(context.Context) string
 }
 
 // ended is the panic value that ends a check's body early.
@@ -94,6 +95,32 @@ func (t *T) Cleanup(f func(ctx context.Context)) {
 	t.cleanups = append(t.cleanups, f)
 }
 
+// Diagnose registers f to run when the check fails, before its cleanups:
+// a cause it finds (say, "the session expired during the check") is put
+// ahead of the failure's message, so the verdict names the real cause.
+// f returns "" when it finds nothing.
+func (t *T) Diagnose(f func(ctx context.Context) string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.diagnoses = append(t.diagnoses, f)
+}
+
+// diagnose puts the causes the diagnoses find ahead of a failure's message.
+func (t *T) diagnose(r Result) Result {
+	t.mu.Lock()
+	ds := t.diagnoses
+	t.mu.Unlock()
+	for _, d := range ds {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		cause := d(ctx)
+		cancel()
+		if cause != "" {
+			r.Message = cause + "\n" + r.Message
+		}
+	}
+	return r
+}
+
 // Helper marks the calling function as a helper: a failure inside it is
 // reported at its caller, as with testing.T.Helper.
 func (t *T) Helper() {
@@ -114,6 +141,9 @@ const cleanupTimeout = 5 * time.Second
 // run runs body and the cleanups, and turns how body ended into a Result.
 func (t *T) run(body func(*T)) (r Result) {
 	defer func() {
+		if r.State == Failed {
+			r = t.diagnose(r)
+		}
 		t.runCleanups()
 		r.Exchange = t.log.String()
 	}()

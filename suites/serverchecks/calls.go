@@ -1,6 +1,9 @@
 package serverchecks
 
 import (
+	"strconv"
+	"strings"
+
 	. "github.com/onsi/gomega"
 
 	"context"
@@ -102,6 +105,78 @@ func (e *env) expectSequence(parts ...[]string) {
 			last = p.Progress
 		}
 	}
+}
+
+// expectDelivered checks that the streams a client holds or held carry,
+// between them, every notification of the call exactly once, each stream
+// in order; where they went is the server's choice. A failure lists which
+// notification came on which stream.
+func (e *env) expectDelivered(k *call, streams ...*collector) {
+	e.Helper()
+	notes := make([][]string, len(streams))
+	var where []string
+	for i, c := range streams {
+		notes[i] = e.notes(c.Messages(), k)
+		where = append(where, fmt.Sprintf("%s: %s", c.name, progressList(notes[i])))
+	}
+	byStream := "; by stream: " + strings.Join(where, "; ")
+	seen := map[string]string{}
+	total := 0
+	for i, c := range streams {
+		last := -1.0
+		for _, n := range notes[i] {
+			if on, dup := seen[n]; dup {
+				e.Failf("notification delivered twice (on %s and %s): %s%s", on, c.name, n, byStream)
+			}
+			seen[n] = c.name
+			if p, ok := progressOf(n); ok {
+				if p <= last {
+					e.Failf("notifications out of order on %s%s", c.name, byStream)
+				}
+				last = p
+			}
+		}
+		total += len(notes[i])
+	}
+	if want := e.Config.Tools.Notifying.Notifications; total != want {
+		e.Failf("every notification of the call exactly once: got %d of %d%s", total, want, byStream)
+	}
+}
+
+// countNotes is how many of the call's notifications the streams carry.
+func (e *env) countNotes(k *call, streams ...*collector) int {
+	n := 0
+	for _, c := range streams {
+		n += len(e.notes(c.Messages(), k))
+	}
+	return n
+}
+
+// progressOf is a progress notification's progress value.
+func progressOf(params string) (float64, bool) {
+	var p struct{ Progress *float64 }
+	if json.Unmarshal([]byte(params), &p) != nil || p.Progress == nil {
+		return 0, false
+	}
+	return *p.Progress, true
+}
+
+// progressList renders notifications by their progress values ("1 2 5"),
+// or counts them when they carry none.
+func progressList(notes []string) string {
+	if len(notes) == 0 {
+		return "none"
+	}
+	var out []string
+	for _, n := range notes {
+		if p, ok := progressOf(n); ok {
+			out = append(out, strconv.FormatFloat(p, 'f', -1, 64))
+		}
+	}
+	if len(out) < len(notes) {
+		return fmt.Sprintf("%d notifications", len(notes))
+	}
+	return strings.Join(out, " ")
 }
 
 // expectOnce checks that parts, read from different streams, hold the

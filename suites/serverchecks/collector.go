@@ -141,12 +141,13 @@ func isStatus(err error, status int) bool {
 	return errors.As(err, &se) && se.Status == status
 }
 
-// connect runs the initialize handshake and deletes the session at the end
-// of the check.
+// connect runs the initialize handshake, watches the session (see watch)
+// and deletes it at the end of the check.
 func (e *env) connect(ctx context.Context, c *wire.Client) string {
 	sid, err := c.Connect(ctx)
 	e.Expect(err).NotTo(HaveOccurred(), "initialize handshake")
 	e.Expect(sid).NotTo(BeEmpty(), "Mcp-Session-Id on the InitializeResult")
 	e.Cleanup(func(ctx context.Context) { _, _ = c.Delete(ctx, sid) })
+	e.watch(c, sid)
 	return sid
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
@@ -26,6 +27,9 @@ type env struct {
 	target *Target
 	proxy  *faults.Proxy
 	tr     *http.Transport
+
+	mu   sync.Mutex
+	gone map[string]bool // sessions the check ended itself
 }
 
 // def is a server check before it is bound to a target.

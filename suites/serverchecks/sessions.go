@@ -57,6 +57,7 @@ func sessionChecks() []def {
 
 		{id: "SESS-DELETE", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
+			e.end(sid)
 			del, err := e.C.Delete(ctx, sid)
 			e.Expect(err).NotTo(HaveOccurred())
 			if del.Status == http.StatusMethodNotAllowed {

@@ -1,0 +1,91 @@
+package serverchecks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// watch looks after a session the check made, unless the check is about
+// idleness or restarts the target:
+//   - it keeps the session warm: a tools/list straight to the target (past
+//     the fault proxy, so faults do not stop it) every third of the
+//     declared idle threshold, so that a check never lets its session go
+//     silent longer than that;
+//   - if the check fails, it asks whether the session still exists, and
+//     when the target says 404 the verdict says so first: the finding
+//     then follows from an expiry, not from the behaviour the check is
+//     about.
+func (e *env) watch(c *wire.Client, sid string) {
+	if e.Entry.Idle || e.Entry.Restarts {
+		return
+	}
+	born := time.Now()
+	direct := wire.New(e.target.URL)
+	direct.ProtocolVersion, direct.Header = c.ProtocolVersion, c.Header.Clone()
+	e.Diagnose(func(ctx context.Context) string {
+		if e.ended(sid) {
+			return ""
+		}
+		resp, err := direct.Call(ctx, sid, "tools/list", nil)
+		if err != nil || resp.Status != http.StatusNotFound {
+			return ""
+		}
+		return fmt.Sprintf("the session expired during the check: tools/list on it got 404 %v after it was created%s. "+
+			"A session the check holds must not expire (see GRACE-LIVE-STREAM and GRACE-ACTIVITY-RESETS); what the check saw after that follows from it:",
+			time.Since(born).Round(100*time.Millisecond), e.warmNote())
+	})
+	every := e.Config.Timings.IdleThreshold.D() / 3
+	if every <= 0 {
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if e.ended(sid) {
+				return
+			}
+			rctx, cancel := context.WithTimeout(ctx, every)
+			_, _ = direct.Call(rctx, sid, "tools/list", nil)
+			cancel()
+		}
+	})
+	e.Cleanup(func(context.Context) { stop(); wg.Wait() })
+	e.Logf("session %s kept warm: tools/list every %v, straight to the target (not logged)", sid, every)
+}
+
+// warmNote says whether the session was kept warm.
+func (e *env) warmNote() string {
+	if e.Config.Timings.IdleThreshold > 0 {
+		return fmt.Sprintf(", although the check sent it a request every %v", e.Config.Timings.IdleThreshold.D()/3)
+	}
+	return " (the profile declares no idle threshold, so the check could not keep it warm)"
+}
+
+// end marks a session the check ends itself (a DELETE it asserts on).
+func (e *env) end(sid string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gone == nil {
+		e.gone = map[string]bool{}
+	}
+	e.gone[sid] = true
+}
+
+func (e *env) ended(sid string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.gone[sid]
+}
