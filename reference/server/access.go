@@ -9,6 +9,9 @@ import (
 	"strings"
 )
 
+// The transport's header names. The harness has its own (internal/wire):
+// the reference is the code others copy, so it stands alone and does not
+// lean on the tool that grades it.
 const (
 	headerSessionID       = "Mcp-Session-Id"
 	headerProtocolVersion = "Mcp-Protocol-Version"
