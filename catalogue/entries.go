@@ -9,6 +9,7 @@ const (
 	KeyPrincipals   Key = "principals"
 	KeyOriginDenied Key = "origins.disallowed"
 	KeyRecoveryHint Key = "recovery_hint"
+	KeyResumable    Key = "tools.resumable"
 )
 
 const (
@@ -21,6 +22,7 @@ const (
 	specResumability = specTransports + "#resumability-and-redelivery"
 	specSending      = specTransports + "#sending-messages-to-the-server"
 	specCancellation = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation"
+	specResponses    = "https://modelcontextprotocol.io/specification/2025-11-25/basic#responses"
 	resilience       = "mcp-conform resilience catalogue: "
 )
 
@@ -65,6 +67,10 @@ var entries = []Entry{
 	{ID: "DISCONNECT-NOT-CANCEL", Level: Should, Side: Server, Section: "streams", SpecRef: specCancellation, Needs: []Key{KeyNotifying},
 		Summary: "Dropping a POST stream does not cancel the request: it completes and its result is reachable by resumption."},
 
+	// Server: JSON-RPC (spec).
+	{ID: "JSONRPC-ID-ECHO", Level: Should, Side: Server, Section: "jsonrpc", SpecRef: specResponses,
+		Summary: "A response carries its request's id exactly (2^53+1, 1.5, a 30-digit integer, a string), or the request is refused with -32600."},
+
 	// Server: resilience.
 	{ID: "GRACE-IDLE-SURVIVES", Level: Res, Side: Server, Section: "grace", SpecRef: resilience + "grace-period reaper", Needs: []Key{KeyGraceTimings}, Idle: true,
 		Summary: "A session silent for less than idle threshold + grace period still works."},
@@ -84,6 +90,8 @@ var entries = []Entry{
 		Summary: "After the re-initialize, tools/list, tools/call and a new GET stream work on the same id."},
 	{ID: "RECREATE-OWNER-ONLY", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "session ownership", Needs: []Key{KeyPrincipals},
 		Summary: "A request for a session made with another principal's token is refused (403/404) and the session is untouched."},
+	{ID: "RECREATE-CONCURRENT", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "transport recreation",
+		Summary: "Parallel re-initializes of one live session id all get a 200 InitializeResult with that id and leave one working session."},
 	{ID: "RESUME-NO-INIT", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "page refresh",
 		Summary: "After every connection is cut, reusing the id without initialize (new GET, then POSTs) works."},
 	{ID: "GET-STALE-REPLACED", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "stale GET replacement",
@@ -104,6 +112,12 @@ var entries = []Entry{
 		Summary: "An unknown session id gets 404 application/json with the -32003 session-expired envelope."},
 	{ID: "ENVELOPE-RESUME-HINT", Level: Res, Side: Server, Section: "envelope", SpecRef: resilience + "session-expired envelope",
 		Summary: "An envelope's data.resume names a listed tool (method) and its resume-token argument (via)."},
+	{ID: "RESUME-TOKEN-OWNER", Level: Res, Side: Server, Section: "envelope", SpecRef: resilience + "session ownership", Needs: []Key{KeyPrincipals, KeyResumable},
+		Summary: "A resume token presented to data.resume.method by another principal than the one it was issued to is refused."},
+
+	// Server: robustness (RES).
+	{ID: "SLOW-READER", Level: Res, Side: Server, Section: "robustness", SpecRef: resilience + "slow readers",
+		Summary: "A client that stops reading one stream does not block the session's other requests, a replacement GET or DELETE."},
 	{ID: "RESTART-404", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Restarts: true, Exclusive: true,
 		Summary: "After a server restart the old id gets the 404 envelope and a new initialize works."},
 	{ID: "RESTART-HINT", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Needs: []Key{KeyRecoveryHint}, Exclusive: true,

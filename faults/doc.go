@@ -9,6 +9,8 @@
 //	F-CUT-AFTER  Proxy.CutAfter: a stream closed right after its n-th SSE event
 //	F-BLACKHOLE  Proxy.Freeze: open connections go silent without a close;
 //	             Proxy.Timeout: Toxiproxy's timeout toxic, new connections too
+//	F-STALL      Proxy.Stall: open connections stop reading what the server
+//	             sends (a client that stops reading), so its writes block
 //	F-IDLE       Proxy.Timeout (the middlebox side; the client side is waiting)
 //	F-LATENCY    Proxy.Latency, Proxy.Slicer, Proxy.Bandwidth
 //
@@ -17,8 +19,8 @@
 //
 // F-RESTART is not a network fault; the harness restarts the server process.
 //
-// Refresh, Freeze, CutAfter and Reset act through a switch toxic that every
-// proxy carries in both directions from the start. Each connection takes a
+// Refresh, Freeze, Stall, CutAfter and Reset act through a switch toxic that
+// every proxy carries in both directions from the start. Each connection takes a
 // generation when it opens, and a fault affects only connections older than
 // it, so connections opened after a fault work normally. A connection opens,
 // in this sense, when Toxiproxy has accepted it and dialled the upstream:

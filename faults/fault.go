@@ -8,7 +8,7 @@ import (
 )
 
 // faultType is the Toxiproxy toxic type of the switch every proxy carries in
-// both directions, through which Refresh, Freeze, CutAfter and Reset act,
+// both directions, through which Refresh, Freeze, Stall, CutAfter and Reset act,
 // and of the tail that follows every built-in toxic.
 const faultType = "mcp_conform_fault"
 
@@ -64,6 +64,8 @@ type control struct {
 	pairGen   uint64    // generation of the connection being opened
 	killGen   uint64    // connections older than this are closed
 	freezeGen uint64    // connections older than this stop forwarding
+	stallGen  uint64    // connections older than this stop reading the server
+	stalled   int64     // bytes stalled links took before they stopped reading
 	cut       *cutOrder // pending CutAfter, nil when none or already done
 	released  bool      // the proxy is closing: drop everything
 	changed   chan struct{}
@@ -76,6 +78,7 @@ type cutOrder struct{ n int }
 // view is a consistent copy of the control state.
 type view struct {
 	killGen, freezeGen uint64
+	stallGen           uint64
 	cut                *cutOrder
 	released           bool
 }
@@ -88,7 +91,7 @@ func newControl() *control {
 func (c *control) snapshot() (view, <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return view{c.killGen, c.freezeGen, c.cut, c.released}, c.changed
+	return view{c.killGen, c.freezeGen, c.stallGen, c.cut, c.released}, c.changed
 }
 
 // update applies f under the lock and wakes every switch.
@@ -108,6 +111,30 @@ func (c *control) kill() {
 // freeze stops every connection open now.
 func (c *control) freeze() {
 	c.update(func() { c.gen++; c.freezeGen = c.gen })
+}
+
+// stall makes every connection open now stop reading the server.
+func (c *control) stall() {
+	c.update(func() { c.gen++; c.stallGen = c.gen })
+}
+
+// stallBudget is how many bytes a stalled link still takes (and drops)
+// before it stops reading: enough to tell that the server is writing to
+// it, far too few to relieve a server that writes much.
+const stallBudget = 4096
+
+// takeStalled counts n bytes a stalled link took.
+func (c *control) takeStalled(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stalled += int64(n)
+}
+
+// stalledBytes is the number of bytes stalled links took.
+func (c *control) stalledBytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stalled
 }
 
 // armCut starts a new CutAfter count, replacing any pending one.
@@ -163,6 +190,7 @@ type linkState struct {
 	scan    eventScanner        // server-to-client switch only
 	order   *cutOrder           // the CutAfter being counted
 	count   int                 // events seen since order was armed
+	taken   int                 // bytes taken while stalled
 }
 
 // NewState records the link's proxy and generation when the link opens.
@@ -202,19 +230,24 @@ func (t *faultToxic) Pipe(stub *tptoxics.ToxicStub) {
 			v, changed = st.ctl.snapshot()
 		}
 		isSwitch := t.Role != roleTail
+		stalled := t.Role == roleDownstream && st.gen < v.stallGen
 		switch {
 		case v.released || isSwitch && st.gen < v.killGen:
 			st.pending = nil
 			st.closed = true
 			stub.Close()
 			continue
-		case isSwitch && st.gen < v.freezeGen:
+		case isSwitch && st.gen < v.freezeGen, stalled && st.taken >= stallBudget:
 			select {
 			case <-stub.Interrupt:
 				return
 			case <-changed:
 			}
 			continue
+		case stalled:
+			// Take (and drop) up to stallBudget bytes, then stop reading,
+			// so the server's buffers fill.
+			st.pending = nil
 		}
 		if st.pending != nil {
 			select {
@@ -236,6 +269,11 @@ func (t *faultToxic) Pipe(stub *tptoxics.ToxicStub) {
 				st.closed = true
 				stub.Close()
 				return
+			}
+			if stalled {
+				st.taken += len(c.Data)
+				st.ctl.takeStalled(len(c.Data))
+				continue
 			}
 			st.pending = c
 			if t.Role == roleDownstream && st.ctl != nil {

@@ -70,6 +70,23 @@ func (p *Proxy) Freeze() error {
 	return p.fault("freeze", p.ctl.freeze)
 }
 
+// Stall simulates F-STALL on the connections open now: the client stops
+// reading what the server sends, while the connection stays open and what
+// the client sends still arrives. The proxy takes a few KB more (one read
+// beyond 4 KB) of each such connection's server-to-client data (dropped, never delivered;
+// see Stalled), then stops reading it, so the server's socket buffers fill
+// and its writes block. A Refresh or Reset still closes stalled
+// connections; Close ends them. Connections opened afterwards work
+// normally.
+func (p *Proxy) Stall() error {
+	return p.fault("stall", p.ctl.stall)
+}
+
+// Stalled is the number of bytes the server wrote to stalled connections
+// that the proxy took before it stopped reading them: a server writing to
+// a stalled connection shows here first.
+func (p *Proxy) Stalled() int64 { return p.ctl.stalledBytes() }
+
 // CutAfter simulates F-CUT-AFTER: the first server-to-client connection that
 // carries n more complete SSE events after this call is closed right after
 // forwarding the n-th one. An event is a block ending in a blank line with

@@ -127,6 +127,60 @@ func TestFreezeTCP(t *testing.T) {
 	exchange(t, conn2, server2)
 }
 
+// TestStallTCP checks that a stalled connection stops taking the server's
+// data, so the server's writes block, while the client's data still
+// arrives and new connections work.
+func TestStallTCP(t *testing.T) {
+	checkLeaks(t)
+	up := newEchoUpstream(t)
+	p, err := newServer(t).NewProxy("tcp", up.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, server := up.connect(t, p.Addr())
+	exchange(t, conn, server)
+	if err := p.Stall(); err != nil {
+		t.Fatal(err)
+	}
+	// The server writes until a write blocks; the kernel's buffers hold a
+	// few MB on loopback, far below the limit.
+	const limit = 256 << 20
+	chunk := make([]byte, 64<<10)
+	written := 0
+	for {
+		server.SetWriteDeadline(time.Now().Add(500 * time.Millisecond))
+		n, err := server.Write(chunk)
+		written += n
+		if isTimeout(err) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("server write after %d bytes: %v", written, err)
+		}
+		if written > limit {
+			t.Fatalf("the server wrote %d bytes to a stalled connection without blocking", written)
+		}
+	}
+	// Toxiproxy reads at most 32 KB at a time.
+	if got, most := p.Stalled(), int64(stallBudget+32<<10); got < 1 || got > most {
+		t.Fatalf("Stalled() = %d, want 1..%d", got, most)
+	}
+	conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, err := conn.Read(make([]byte, 16)); !isTimeout(err) {
+		t.Fatalf("client side of a stalled connection: read %d bytes, err %v; want nothing", n, err)
+	}
+	server.SetReadDeadline(time.Now().Add(wait))
+	if _, err := conn.Write([]byte("to server")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len("to server"))
+	if _, err := io.ReadFull(server, buf); err != nil || string(buf) != "to server" {
+		t.Fatalf("the client's data on a stalled connection: read %q, %v", buf, err)
+	}
+	conn2, server2 := up.connect(t, p.Addr())
+	exchange(t, conn2, server2)
+}
+
 // TestRefreshTCP checks that both peers of a bare TCP connection see a FIN.
 func TestRefreshTCP(t *testing.T) {
 	checkLeaks(t)

@@ -16,6 +16,10 @@ import (
 // reference server: what server.ShortTimings configures, declared.
 func ReferenceProfile() *target.Config {
 	c := server.ShortTimings()
+	writeTimeout := c.WriteTimeout
+	if writeTimeout == 0 {
+		writeTimeout = server.DefaultWriteTimeout
+	}
 	return &target.Config{
 		Tools: target.Tools{
 			Notifying: &target.NotifyingTool{
@@ -25,6 +29,10 @@ func ReferenceProfile() *target.Config {
 				Interval:      target.Duration(200 * time.Millisecond),
 			},
 			Stateful: &target.Tool{Name: "counter_increment"},
+			Resumable: &target.ResumableTool{
+				Tool: target.Tool{Name: "job_start", Arguments: map[string]any{"steps": 1, "interval_ms": 0}},
+				Poll: "job_get",
+			},
 		},
 		Timings: target.Timings{
 			IdleThreshold:        target.Duration(c.IdleThreshold),
@@ -32,6 +40,7 @@ func ReferenceProfile() *target.Config {
 			ReaperInterval:       target.Duration(c.ReaperInterval),
 			EventMaxAge:          target.Duration(c.EventMaxAge),
 			EventCleanupInterval: target.Duration(c.EventCleanupInterval),
+			WriteTimeout:         target.Duration(writeTimeout),
 		},
 		Principals:   []target.Principal{{Name: "alice", Token: "alice-token"}, {Name: "bob", Token: "bob-token"}},
 		Origins:      target.Origins{Allowed: "http://localhost:3000", Disallowed: "https://evil.example"},

@@ -39,6 +39,20 @@ type Tools struct {
 	Notifying *NotifyingTool `json:"notifying,omitempty"`
 	// Stateful returns a value that changes with every call in a session.
 	Stateful *Tool `json:"stateful,omitempty"`
+	// Resumable leads to a resume token for the session-expired
+	// envelope's data.resume.
+	Resumable *ResumableTool `json:"resumable,omitempty"`
+}
+
+// ResumableTool is how a client gets a resume token: the tool's result,
+// or else Poll's, carries it in structuredContent under the name the
+// envelope's data.resume.via gives.
+type ResumableTool struct {
+	Tool
+	// Poll, when set, is a tool called with the first result's
+	// structuredContent as its arguments, again until its result carries
+	// the token (a job started by Tool, fetched by Poll).
+	Poll string `json:"poll,omitempty"`
 }
 
 // Tool is a tool name with the arguments to call it with.
@@ -67,6 +81,9 @@ type Timings struct {
 	ReaperInterval       Duration `json:"reaper_interval,omitempty"`
 	EventMaxAge          Duration `json:"event_max_age,omitempty"`
 	EventCleanupInterval Duration `json:"event_cleanup_interval,omitempty"`
+	// WriteTimeout is how long one write to a client may block before the
+	// target gives up on that stream (its per-write deadline).
+	WriteTimeout Duration `json:"write_timeout,omitempty"`
 
 	noGrace bool // grace_period declared as 0s
 }
@@ -197,6 +214,9 @@ func (c *Config) Validate() error {
 	if s := c.Tools.Stateful; s != nil && s.Name == "" {
 		errs = append(errs, errors.New("tools.stateful.name is empty"))
 	}
+	if r := c.Tools.Resumable; r != nil && r.Name == "" {
+		errs = append(errs, errors.New("tools.resumable.name is empty"))
+	}
 	t := c.Timings
 	set := 0
 	for _, d := range []Duration{t.IdleThreshold, t.GracePeriod, t.ReaperInterval} {
@@ -213,7 +233,7 @@ func (c *Config) Validate() error {
 	if set != 0 && set != 3 {
 		errs = append(errs, errors.New("timings.idle_threshold, grace_period and reaper_interval go together: declare all three or none (grace_period may be 0s)"))
 	}
-	if t.EventMaxAge < 0 || t.EventCleanupInterval < 0 {
+	if t.EventMaxAge < 0 || t.EventCleanupInterval < 0 || t.WriteTimeout < 0 {
 		errs = append(errs, errors.New("timings must not be negative"))
 	}
 	if len(c.Principals) != 0 && len(c.Principals) != 2 {
@@ -253,6 +273,8 @@ func (c *Config) Has(key catalogue.Key) bool {
 		return c.Origins.Disallowed != ""
 	case catalogue.KeyRecoveryHint:
 		return c.RecoveryHint
+	case catalogue.KeyResumable:
+		return c.Tools.Resumable != nil
 	}
 	return false
 }

@@ -16,7 +16,8 @@ func TestParseYAMLAndJSON(t *testing.T) {
 tools:
   notifying: {name: long_operation, arguments: {steps: 5}, notifications: 5, interval: 200ms}
   stateful: {name: counter_increment}
-timings: {idle_threshold: 1s, grace_period: 2s, reaper_interval: 100ms, event_max_age: 3s}
+  resumable: {name: job_start, arguments: {steps: 1}, poll: job_get}
+timings: {idle_threshold: 1s, grace_period: 2s, reaper_interval: 100ms, event_max_age: 3s, write_timeout: 4s}
 principals: [{token: a}, {token: b}]
 origins: {disallowed: https://evil.example}
 recovery_hint: true
@@ -28,8 +29,11 @@ recovery_hint: true
 	if c.Tools.Notifying.Method != DefaultNotificationMethod || c.Tools.Notifying.Interval.D() != 200*time.Millisecond {
 		t.Errorf("notifying: %+v", c.Tools.Notifying)
 	}
+	if r := c.Tools.Resumable; r.Name != "job_start" || r.Poll != "job_get" || r.Arguments["steps"] != float64(1) || c.Timings.WriteTimeout.D() != 4*time.Second {
+		t.Errorf("resumable %+v, write timeout %v", r, c.Timings.WriteTimeout)
+	}
 	for _, k := range []catalogue.Key{catalogue.KeyNotifying, catalogue.KeyStateful, catalogue.KeyGraceTimings, catalogue.KeyEventMaxAge,
-		catalogue.KeyPrincipals, catalogue.KeyOriginDenied, catalogue.KeyRecoveryHint} {
+		catalogue.KeyPrincipals, catalogue.KeyOriginDenied, catalogue.KeyRecoveryHint, catalogue.KeyResumable} {
 		if !c.Has(k) {
 			t.Errorf("Has(%s) = false", k)
 		}
@@ -79,6 +83,9 @@ func TestParseErrors(t *testing.T) {
 		{"timings: {idle_threshold: 1s, grace: 1s, reaper_interval: 1s}", "unknown field"},
 		{"timings: {idle_threshold: soon}", "invalid duration"},
 		{"timings: {idle_threshold: 5}", "string"},
+		{"timings: {write_timeout: -1s}", "negative"},
+		{"tools: {resumable: {poll: job_get}}", "resumable.name is empty"},
+		{"tools: {resumable: {name: job_start, token: resume_token}}", "unknown field"},
 		{"principals: [{token: a}]", "exactly two"},
 		{"principals: [{token: a}, {token: a}]", "must differ"},
 		{"headers: {Mcp-Session-Id: x}", "set by the harness"},

@@ -48,8 +48,8 @@ type def struct {
 func Checks(tc *Target) []kit.Check {
 	var defs []def
 	for _, section := range [][]def{
-		sessionChecks(), streamChecks(), graceChecks(), recreateChecks(),
-		streamResilienceChecks(), replayChecks(), envelopeChecks(), restartChecks(),
+		sessionChecks(), streamChecks(), jsonrpcChecks(), graceChecks(), recreateChecks(),
+		streamResilienceChecks(), replayChecks(), envelopeChecks(), robustnessChecks(), restartChecks(),
 	} {
 		defs = append(defs, section...)
 	}

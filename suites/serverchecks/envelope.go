@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
 	. "github.com/onsi/gomega"
 )
 
@@ -65,7 +67,119 @@ func envelopeChecks() []def {
 			}
 			e.Fail("data.resume.method " + hint.Method + " is not a tool the server lists")
 		}},
+
+		{id: "RESUME-TOKEN-OWNER", body: func(ctx context.Context, e *env) {
+			hint := e.resumeHint(ctx)
+			owner, thief := e.as(0), e.as(1)
+			osid, tsid := e.connect(ctx, owner), e.connect(ctx, thief)
+			token := e.resumeToken(ctx, owner, osid, hint.Via)
+			args := map[string]any{}
+			if r := e.Config.Tools.Resumable; r.Name == hint.Method {
+				for k, v := range r.Arguments {
+					args[k] = v
+				}
+			}
+			args[hint.Via] = token
+			call := wire.ToolParams(hint.Method, args, "")
+
+			resp, err := thief.Call(ctx, tsid, "tools/call", call)
+			e.Expect(err).NotTo(HaveOccurred())
+			if ok, why := accepted(resp); ok {
+				e.Failf("%s with the %s issued to %s, called by %s on its own session, was accepted (%s): a stolen token continues another principal's work",
+					hint.Method, hint.Via, e.principal(0), e.principal(1), why)
+			}
+			e.Logf("the other principal's call was refused, as it should be")
+			resp, err = owner.Call(ctx, osid, "tools/call", call)
+			e.Expect(err).NotTo(HaveOccurred())
+			ok, why := accepted(resp)
+			e.Expect(ok).To(BeTrue(), "%s with the %s, called by %s to whom it was issued: %s (the token must work for its owner, or the refusal above proves nothing)",
+				hint.Method, hint.Via, e.principal(0), why)
+		}},
 	}
+}
+
+// resumeHint returns the data.resume of the target's 404 for an unknown
+// session id, and skips the check when it has none.
+func (e *env) resumeHint(ctx context.Context) (hint struct{ Method, Via string }) {
+	resp, err := e.C.Call(ctx, rand.Text(), "tools/list", nil)
+	e.Expect(err).NotTo(HaveOccurred())
+	if sid := resp.SessionID(); sid != "" {
+		e.Cleanup(func(ctx context.Context) { _, _ = e.C.Delete(ctx, sid) })
+	}
+	var env404 envelope
+	if json.Unmarshal(resp.Body, &env404) != nil || env404.Error == nil || env404.Error.Data.Resume == nil ||
+		env404.Error.Data.Resume.Method == "" || env404.Error.Data.Resume.Via == "" {
+		e.Skip("the 404 for an unknown session carries no data.resume {method, via}: the target names no resume token")
+	}
+	r := env404.Error.Data.Resume
+	return struct{ Method, Via string }{r.Method, r.Via}
+}
+
+// resumeToken gets a resume token as tools.resumable says: the tool's
+// structuredContent, or Poll's, carries it under via.
+func (e *env) resumeToken(ctx context.Context, c *wire.Client, sid, via string) string {
+	r := e.Config.Tools.Resumable
+	sc := e.structured(ctx, c, sid, r.Name, r.Arguments)
+	if tok, ok := sc[via].(string); ok && tok != "" {
+		return tok
+	}
+	if r.Poll == "" {
+		e.Failf("tools.resumable %s returned no %s in its structuredContent (%v), and the profile names no poll tool", r.Name, via, sc)
+	}
+	var token string
+	e.Eventually(func() bool {
+		got := e.structured(ctx, c, sid, r.Poll, sc)
+		token, _ = got[via].(string)
+		return token != ""
+	}).Should(BeTrue(), "a %s in the structuredContent of %s (tools.resumable.poll)", via, r.Poll)
+	return token
+}
+
+// structured calls a tool and returns its result's structuredContent.
+func (e *env) structured(ctx context.Context, c *wire.Client, sid, name string, args map[string]any) map[string]any {
+	resp, err := c.Call(ctx, sid, "tools/call", wire.ToolParams(name, args, ""))
+	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", name)
+	ok, why := accepted(resp)
+	e.Expect(ok).To(BeTrue(), "tools/call %s: %s", name, why)
+	m, _ := resp.Result()
+	var res struct {
+		Structured map[string]any `json:"structuredContent"`
+	}
+	e.Expect(json.Unmarshal(m.Result, &res)).To(Succeed(), "tools/call %s result", name)
+	return res.Structured
+}
+
+// accepted reports whether a tools/call answer is a result that is not an
+// error, and otherwise what it is.
+func accepted(resp *wire.Response) (bool, string) {
+	if resp.Status != http.StatusOK {
+		return false, fmt.Sprintf("HTTP %d %s", resp.Status, kit.Clip(string(resp.Body), 200))
+	}
+	m, err := resp.Result()
+	if err != nil {
+		return false, err.Error()
+	}
+	if m.Error != nil {
+		return false, m.Error.Error()
+	}
+	var res struct {
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(m.Result, &res) != nil {
+		return false, "a result that is not a CallToolResult"
+	}
+	if res.IsError {
+		return false, "a tool error: " + kit.Clip(string(m.Result), 200)
+	}
+	return true, "a result: " + kit.Clip(string(m.Result), 200)
+}
+
+// principal names profile principal i for messages.
+func (e *env) principal(i int) string {
+	if n := e.Config.Principals[i].Name; n != "" {
+		return n
+	}
+	return []string{"the first principal", "the second principal"}[i]
 }
 
 // expectEnvelope sends tools/list with a session id the server does not know

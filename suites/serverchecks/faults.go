@@ -64,3 +64,14 @@ func (e *env) slowLink() {
 		e.Failf("F-LATENCY: %v", err)
 	}
 }
+
+// stall makes every live connection of the check stop reading what the
+// server sends (F-STALL): a client that stopped reading those streams.
+func (e *env) stall() {
+	p := e.needProxy()
+	e.Logf("!! F-STALL: live connections stop reading what the server sends")
+	if err := p.Stall(); err != nil {
+		e.Failf("F-STALL: %v", err)
+	}
+	e.tr.CloseIdleConnections()
+}

@@ -3,6 +3,7 @@ package serverchecks
 import (
 	"context"
 	"net/http"
+	"sync"
 
 	. "github.com/onsi/gomega"
 
@@ -48,6 +49,51 @@ func recreateChecks() []def {
 			e.expectWorks(ctx, owner, sid)
 		}},
 
+		{id: "RECREATE-CONCURRENT", body: func(ctx context.Context, e *env) {
+			sid := e.connect(ctx, e.C)
+			var before string
+			if e.Config.Tools.Stateful != nil {
+				before = e.stateful(ctx, e.C, sid)
+			}
+			// Two refreshed tabs, or a retry racing the first attempt: the
+			// re-initializes go out together.
+			resps := make([]*wire.Response, concurrentReinits)
+			errs := make([]error, concurrentReinits)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range concurrentReinits {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					resps[i], errs[i] = e.C.Initialize(ctx, sid)
+				}()
+			}
+			close(start)
+			wg.Wait()
+			for i, resp := range resps {
+				e.Expect(errs[i]).NotTo(HaveOccurred(), "re-initialize %d of %d", i+1, concurrentReinits)
+				e.Expect(resp.Status).To(Equal(http.StatusOK), "re-initialize %d of %d, sent together, carrying live session id %q: %s", i+1, concurrentReinits, sid, resp.Body)
+				m, err := resp.Result()
+				e.Expect(err).NotTo(HaveOccurred(), "re-initialize %d of %d", i+1, concurrentReinits)
+				e.Expect(m.Error).To(BeNil(), "re-initialize %d of %d", i+1, concurrentReinits)
+				e.Expect(string(m.Result)).To(ContainSubstring("protocolVersion"), "an InitializeResult")
+				e.Expect(resp.SessionID()).To(Equal(sid), "Mcp-Session-Id of re-initialize %d of %d", i+1, concurrentReinits)
+			}
+			n, err := e.C.Post(ctx, sid, wire.Notification("notifications/initialized"))
+			e.Expect(err).NotTo(HaveOccurred())
+			e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized after the re-initializes")
+			e.expectWorks(ctx, e.C, sid)
+			if e.Config.Tools.Stateful != nil {
+				after := e.stateful(ctx, e.C, sid)
+				e.Expect(after).NotTo(Equal(before), "after the re-initializes %s did not advance: the session's state was lost", e.Config.Tools.Stateful.Name)
+			} else {
+				e.expectCall(ctx, e.C, sid)
+			}
+			e.openGET(ctx, e.C, sid, "")
+			e.expectWorks(ctx, e.C, sid)
+		}},
+
 		{id: "RESUME-NO-INIT", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			e.openGET(ctx, e.C, sid, "")
@@ -58,6 +104,10 @@ func recreateChecks() []def {
 		}},
 	}
 }
+
+// concurrentReinits is how many re-initializes RECREATE-CONCURRENT sends
+// at once.
+const concurrentReinits = 4
 
 // reinitialize sends initialize with a live session id and expects a real
 // InitializeResult for the same id, then completes the handshake.

@@ -1,0 +1,63 @@
+package serverchecks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+
+	. "github.com/onsi/gomega"
+)
+
+// codeInvalidRequest is JSON-RPC's "Invalid Request" error code.
+const codeInvalidRequest = -32600
+
+// echoIDs are request ids that decoders commonly change: beyond 2^53 (the
+// integers a float64 holds), a fraction, an integer beyond 64 bits, and
+// strings (one of them numeric).
+var echoIDs = []string{
+	`9007199254740993`,
+	`1.5`,
+	`123456789012345678901234567890`,
+	`"mcp-conform id ü/1"`,
+	`"9007199254740993"`,
+}
+
+// jsonrpcChecks are the JSON-RPC checks.
+func jsonrpcChecks() []def {
+	return []def{
+		{id: "JSONRPC-ID-ECHO", body: func(ctx context.Context, e *env) {
+			sid := e.connect(ctx, e.C)
+			for _, id := range echoIDs {
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"ping"}`, id)
+				resp, err := e.C.Post(ctx, sid, body)
+				e.Expect(err).NotTo(HaveOccurred(), "ping with id %s", id)
+				m, err := resp.Result()
+				e.Expect(err).NotTo(HaveOccurred(), "ping with id %s: HTTP %d, no JSON-RPC answer", id, resp.Status)
+				if m.Error != nil && m.Error.Code == codeInvalidRequest {
+					e.Logf("ping with id %s refused with %d (%s): allowed", id, m.Error.Code, m.Error.Message)
+					continue
+				}
+				e.Expect(sameID(id, m.ID)).To(BeTrue(),
+					"ping with id %s was answered with id %s: a client matching answers by id never sees its answer (refuse such ids with %d instead)",
+					id, m.ID, codeInvalidRequest)
+				e.Expect(m.Error).To(BeNil(), "ping with id %s", id)
+			}
+		}},
+	}
+}
+
+// sameID reports whether got is the id sent: the same string, or the same
+// number exactly (1.5 and 1.50 are the same; 9007199254740992 is not
+// 9007199254740993).
+func sameID(sent string, got json.RawMessage) bool {
+	got = bytes.TrimSpace(got)
+	var s1, s2 string
+	if json.Unmarshal([]byte(sent), &s1) == nil {
+		return json.Unmarshal(got, &s2) == nil && s1 == s2
+	}
+	a, ok1 := new(big.Rat).SetString(sent)
+	b, ok2 := new(big.Rat).SetString(string(got))
+	return ok1 && ok2 && a.Cmp(b) == 0
+}

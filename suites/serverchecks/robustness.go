@@ -1,0 +1,163 @@
+package serverchecks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// slowAnswer is the size of the answer the stalled client does not read:
+// a ping whose string id is this long. It is far more than the socket
+// buffers between a target and the fault proxy hold unless the target's
+// kernel grows them to megabytes (Linux does on loopback), so the target's
+// writes to that stream block.
+const slowAnswer = 1 << 20
+
+// slowStarted is how many bytes of the unread answer the proxy must have
+// taken before the check goes on: the target is writing it by then (the
+// stalled GET stream's keep-alives stay far below it).
+const slowStarted = 2048
+
+// promptBound bounds a request that has no reason to wait for a stalled
+// stream: one on another connection of the session.
+const promptBound = 5 * time.Second
+
+// defaultWriteTimeout is assumed when the profile declares no
+// timings.write_timeout: the reference server's default.
+const defaultWriteTimeout = 10 * time.Second
+
+// closeBound bounds a request that ends a stalled stream (a replacing GET,
+// DELETE): the target may wait for its write deadline to abort the write
+// in progress first.
+func closeBound(c *target.Config) time.Duration {
+	wt := c.Timings.WriteTimeout.D()
+	if wt <= 0 {
+		wt = defaultWriteTimeout
+	}
+	return wt + promptBound
+}
+
+// slowReaderNeed is what SLOW-READER needs at most against a target that
+// behaves: a prompt request and two that end stalled streams.
+func slowReaderNeed(c *target.Config) time.Duration { return promptBound + 2*closeBound(c) }
+
+// robustnessChecks are the robustness checks.
+func robustnessChecks() []def {
+	return []def{
+		{id: "SLOW-READER", need: slowReaderNeed, body: func(ctx context.Context, e *env) {
+			p := e.needProxy()
+			sid := e.connect(ctx, e.C)
+			e.openGET(ctx, e.C, sid, "")
+
+			// First, unstalled, the target shows that it answers such a ping.
+			ping := bigPing()
+			resp, err := e.ownClient().Post(ctx, sid, ping.body)
+			e.Expect(err).NotTo(HaveOccurred(), "ping with a %d-byte id", slowAnswer)
+			if m, err := resp.Result(); resp.Status != http.StatusOK || err != nil || m.Error != nil || string(m.ID) != ping.id {
+				e.Skipf("the target does not answer a ping with a %d-byte string id (HTTP %d): it cannot be made to write that much to one stream", slowAnswer, resp.Status)
+			}
+			// A connection of its own carries the answer nobody will read.
+			// It has carried little so far, so its receive buffer is small
+			// (a kernel grows a socket's buffer as its reader keeps up).
+			slow := e.ownClient()
+			e.expectWorks(ctx, slow, sid)
+
+			e.stall()
+			sctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = slow.Post(sctx, sid, ping.body) // never read: the client stopped reading
+			}()
+			e.Cleanup(func(context.Context) { cancel(); <-done })
+			e.Eventually(p.Stalled).Should(BeNumerically(">=", slowStarted),
+				"the target starting its %d-byte answer on the stalled connection", slowAnswer)
+			e.Logf("the target is writing to the stalled connection; the GET stream is stalled too")
+
+			e.within(ctx, promptBound, "tools/list on another connection of the session", func(ctx context.Context) {
+				e.expectWorks(ctx, e.C, sid)
+			})
+			e.within(ctx, closeBound(e.Config), "a GET replacing the stalled standalone stream", func(ctx context.Context) {
+				s, err := e.C.OpenGET(ctx, sid, "")
+				if isStatus(err, http.StatusConflict) {
+					e.Logf("the replacing GET got 409 (GET-LIVE-REPLACED is about that); it was not blocked")
+					return
+				}
+				e.Expect(err).NotTo(HaveOccurred(), "GET replacing the stalled standalone stream")
+				s.Close()
+			})
+			e.within(ctx, closeBound(e.Config), "DELETE of the session", func(ctx context.Context) {
+				del, err := e.C.Delete(ctx, sid)
+				e.Expect(err).NotTo(HaveOccurred(), "DELETE")
+				if del.Status == http.StatusMethodNotAllowed {
+					e.Logf("DELETE got 405: the target does not let clients end sessions; it was not blocked")
+					return
+				}
+				e.Expect(del.Status).To(BeNumerically("~", 250, 50), "DELETE status must be 2xx")
+				resp, err := e.C.Call(ctx, sid, "tools/list", nil)
+				e.Expect(err).NotTo(HaveOccurred())
+				if hint := resp.SessionID(); hint != "" && hint != sid {
+					e.Cleanup(func(ctx context.Context) { _, _ = e.C.Delete(ctx, hint) })
+				}
+				e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list after DELETE")
+			})
+		}},
+	}
+}
+
+// within runs f with a context that ends after d, and fails the check with
+// what was blocked if f's requests did not finish by then.
+func (e *env) within(ctx context.Context, d time.Duration, what string, f func(ctx context.Context)) {
+	bctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			if bctx.Err() != nil && ctx.Err() == nil {
+				e.Failf("%s: no answer within %v while another stream of the session was not read: the stalled stream blocks the session", what, d)
+			}
+			panic(r)
+		}
+	}()
+	f(bctx)
+	if bctx.Err() != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
+		e.Failf("%s: no answer within %v while another stream of the session was not read", what, d)
+	}
+}
+
+// bigPingBody is a ping whose string id is slowAnswer bytes long.
+type bigPingBody struct {
+	id   string // the id as JSON text
+	body []byte
+}
+
+func bigPing() bigPingBody {
+	id, _ := json.Marshal(rand.Text() + strings.Repeat("x", slowAnswer))
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "ping"})
+	return bigPingBody{id: string(id), body: body}
+}
+
+// ownClient returns a client with a transport (so connections) of its own,
+// with the check's headers and exchange log.
+func (e *env) ownClient() *wire.Client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 1,
+	}
+	e.Cleanup(func(context.Context) { tr.CloseIdleConnections() })
+	c := wire.New(e.C.URL)
+	c.HTTP = &http.Client{Transport: &kit.Recorder{Base: tr, Log: e.Log()}}
+	c.ProtocolVersion = e.target.ProtocolVersion
+	c.Header = e.defaultHeader()
+	return c
+}
