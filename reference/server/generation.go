@@ -26,6 +26,10 @@ var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11
 type generation struct {
 	srv     *mcp.Server
 	handler *mcp.StreamableHTTPHandler
+	// answered is closed once the initialize the generation was made for
+	// has been served: closing the generation waits for it, so a
+	// re-initialize that replaces it never cuts its InitializeResult short.
+	answered chan struct{}
 }
 
 func (s *Server) newGeneration(sess *session) *generation {
@@ -51,8 +55,17 @@ func (s *Server) newGeneration(sess *session) *generation {
 		MaxRequestBodyBytes: s.cfg.MaxBodyBytes,
 		Logger:              s.sdkLog,
 	})
-	return &generation{srv: srv, handler: h}
+	return &generation{srv: srv, handler: h, answered: make(chan struct{})}
 }
+
+// serveInitialize serves the initialize the generation was made for.
+func (g *generation) serveInitialize(w http.ResponseWriter, r *http.Request) {
+	defer g.markAnswered()
+	g.handler.ServeHTTP(w, r)
+}
+
+// markAnswered records that the generation's initialize has been served.
+func (g *generation) markAnswered() { close(g.answered) }
 
 // serverSession returns the generation's go-sdk session, nil before a
 // successful initialize or after close.
@@ -63,10 +76,12 @@ func (g *generation) serverSession() *mcp.ServerSession {
 	return nil
 }
 
-// close shuts the generation down. The go-sdk waits for running handlers to
-// return first, so a tool outlives the transport it started on.
+// close shuts the generation down once its initialize has been answered.
+// The go-sdk waits for running handlers to return first, so a tool outlives
+// the transport it started on.
 func (g *generation) close(log *slog.Logger) {
 	go func() {
+		<-g.answered
 		if ss := g.serverSession(); ss != nil {
 			if err := ss.Close(); err != nil {
 				log.Debug("closing transport generation", "err", err)

@@ -115,7 +115,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	defer release()
 	dw.errs.id = rpcID
 	if init {
-		s.reinitialize(dw, r, sess, gen)
+		s.reinitialize(dw, r, sess)
 		return
 	}
 	tok := sess.trackPOST()
@@ -315,7 +315,7 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 	dw, r, release := s.bind(w, r, sess)
 	defer release()
 	dw.errs.id = rpcID
-	gen.handler.ServeHTTP(dw, r)
+	gen.serveInitialize(dw, r)
 	if gen.serverSession() == nil {
 		s.remove(sess, "dropped: initialize failed", nil)
 		return
@@ -325,36 +325,42 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 
 // reinitialize recreates the transport of a live session (RECREATE-*): a new
 // generation answers the initialize with a real InitializeResult under the
-// same id, and takes over from the old one the moment it commits to success,
-// before the client can see the response.
-func (s *Server) reinitialize(w http.ResponseWriter, r *http.Request, sess *session, old *generation) {
+// same id, and takes over from the current one the moment it commits to
+// success, before the client can see the response. The generation it
+// replaced then, which is not always the one current when the request
+// arrived (concurrent re-initializes), is closed once this one is done.
+func (s *Server) reinitialize(w http.ResponseWriter, r *http.Request, sess *session) {
 	g := s.newGeneration(sess)
 	r.Header.Del(headerSessionID) // the go-sdk creates a session only for an initialize without id
-	swapped := false
+	var replaced *generation
 	cw := &commitWriter{ResponseWriter: w, onCommit: func(status int) {
 		if status != http.StatusOK {
 			return
 		}
 		sess.mu.Lock()
-		sess.gen = g
+		replaced, sess.gen = sess.gen, g
 		sess.mu.Unlock()
-		swapped = true
 		// The old transport's GET stream is stale: the client opens a new one.
 		sess.dropGET(s.cfg.SSERetry)
 	}}
-	g.handler.ServeHTTP(cw, r)
+	g.serveInitialize(cw, r)
 	if g.serverSession() == nil {
-		if swapped {
+		if replaced != nil {
 			sess.mu.Lock()
 			if sess.gen == g {
-				sess.gen = old
+				sess.gen, replaced = replaced, nil
 			}
 			sess.mu.Unlock()
 		}
 		g.close(s.log)
+		if replaced != nil {
+			replaced.close(s.log) // replaced meanwhile by another re-initialize
+		}
 		return
 	}
-	old.close(s.log)
+	if replaced != nil {
+		replaced.close(s.log)
+	}
 	s.log.Info("session re-initialized", "session", sess.id)
 }
 

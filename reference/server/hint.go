@@ -75,7 +75,9 @@ func (s *Server) startRecovered(principal, remote, key, version string) (string,
 	gen, _, _ := sess.begin(s.cfg.Clock.Now())
 	defer s.ended(sess)
 	initialize := fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcp-conform-recovery","version":%q}}}`, version, Version)
-	if code := s.inProcess(gen, "", version, initialize); code != http.StatusOK || gen.serverSession() == nil {
+	code := s.inProcess(gen, "", version, initialize)
+	gen.markAnswered()
+	if code != http.StatusOK || gen.serverSession() == nil {
 		s.remove(sess, "dropped: recovery initialize failed", nil)
 		return "", fmt.Errorf("in-process initialize answered %d", code)
 	}
