@@ -184,7 +184,12 @@ func suggestedProfile(url string, tools []advertisedTool, missing map[catalogue.
 	b.WriteString("#   # RECREATE-STATE-KEPT.\n")
 	stateful := candidates(tools, statefulWords)
 	fmt.Fprintf(&b, "#   # Likely candidates: %s\n", describe(stateful))
-	fmt.Fprintf(&b, "#   stateful:\n#     name: %s\n\n", first(stateful, "TOOL"))
+	fmt.Fprintf(&b, "#   stateful:\n#     name: %s\n", first(stateful, "TOOL"))
+	b.WriteString("#   # A tool whose result's structuredContent, or that of poll called with\n")
+	b.WriteString("#   # it until then, carries a resume token under the name the 404\n")
+	b.WriteString("#   # envelope's data.resume.via gives: RESUME-TOKEN-OWNER.\n")
+	b.WriteString("#   resumable:\n#     name: TOOL\n#     arguments: {}\n")
+	b.WriteString("#     poll: TOOL                       # optional: fetches the token\n\n")
 
 	b.WriteString(`# The server's session and replay-store timings (Go durations), as it is
 # configured for the run: the GRACE-* checks wait them out, so run a
@@ -195,9 +200,10 @@ func suggestedProfile(url string, tools []advertisedTool, missing map[catalogue.
 #   reaper_interval: 500ms      # how often idle sessions are looked for
 #   event_max_age: 5s           # events older than this cannot be replayed
 #   event_cleanup_interval: 1s
+#   write_timeout: 10s          # how long one write to a client may block (default 10s)
 
 # Two principals' bearer tokens (the first one is used for every check):
-# RECREATE-OWNER-ONLY.
+# RECREATE-OWNER-ONLY, RESUME-TOKEN-OWNER.
 # principals:
 #   - {name: alice, token: TOKEN-A}
 #   - {name: bob, token: TOKEN-B}

@@ -58,7 +58,7 @@ func TestSuggestedProfile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the uncommented tools block does not parse: %v\n%s", err, strings.Join(block, "\n"))
 	}
-	if !c.Has(catalogue.KeyNotifying) || c.Tools.Notifying.Name != "slow_task" || c.Tools.Stateful.Name != "next_number" {
+	if !c.Has(catalogue.KeyNotifying) || c.Tools.Notifying.Name != "slow_task" || c.Tools.Stateful.Name != "next_number" || !c.Has(catalogue.KeyResumable) {
 		t.Errorf("uncommented block declares %+v", c.Tools)
 	}
 }
