@@ -35,14 +35,18 @@ func jsonrpcChecks() []def {
 				e.Expect(err).NotTo(HaveOccurred(), "ping with id %s", id)
 				m, err := resp.Result()
 				e.Expect(err).NotTo(HaveOccurred(), "ping with id %s: HTTP %d, no JSON-RPC answer", id, resp.Status)
-				if m.Error != nil && m.Error.Code == codeInvalidRequest {
+				switch {
+				case sameID(id, m.ID):
+					e.Expect(m.Error).To(BeNil(), "ping with id %s", id)
+				case m.Error != nil && m.Error.Code == codeInvalidRequest:
 					e.Logf("ping with id %s refused with %d (%s): allowed", id, m.Error.Code, m.Error.Message)
-					continue
+				case m.Error != nil:
+					e.Failf("ping with id %s was refused with error %d %q and id %s: a request whose id cannot be echoed is an Invalid Request (%d)",
+						id, m.Error.Code, m.Error.Message, m.ID, codeInvalidRequest)
+				default:
+					e.Failf("ping with id %s was answered with id %s: a client matching answers by id never sees its answer (refuse such ids with %d instead)",
+						id, m.ID, codeInvalidRequest)
 				}
-				e.Expect(sameID(id, m.ID)).To(BeTrue(),
-					"ping with id %s was answered with id %s: a client matching answers by id never sees its answer (refuse such ids with %d instead)",
-					id, m.ID, codeInvalidRequest)
-				e.Expect(m.Error).To(BeNil(), "ping with id %s", id)
 			}
 		}},
 	}
