@@ -133,7 +133,7 @@ func TestProfileCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"server", "--url", h.URL(), "--suggest-profile", path}, &out, &errOut); code != exitOK {
 		t.Fatalf("server without a profile: exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
-	if !strings.Contains(out.String(), "for want of a target-profile key; checks each key would enable: principals 1,") {
+	if !strings.Contains(out.String(), "for want of a target-profile key; checks each key would enable: principals 2,") {
 		t.Errorf("no summary of missing keys:\n%s", out.String())
 	}
 	if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), "#     name: long_operation") {
