@@ -78,7 +78,7 @@ func robustnessChecks() []def {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				_, _ = slow.Post(sctx, sid, ping.body) // never read: the client stopped reading
+				_, _ = slow.Post(sctx, sid, bigPing().body) // never read: the client stopped reading
 			}()
 			e.Cleanup(func(context.Context) { cancel(); <-done })
 			e.Eventually(p.Stalled).Should(BeNumerically(">=", slowStarted),

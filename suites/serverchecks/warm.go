@@ -31,7 +31,7 @@ func (e *env) watch(c *wire.Client, sid string) {
 		if e.ended(sid) {
 			return ""
 		}
-		resp, err := direct.Call(ctx, sid, "tools/list", nil)
+		resp, err := direct.Post(ctx, sid, ownRequest("tools/list", "diagnose"))
 		if err != nil || resp.Status != http.StatusNotFound {
 			return ""
 		}
@@ -48,7 +48,7 @@ func (e *env) watch(c *wire.Client, sid string) {
 	wg.Go(func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
-		for {
+		for n := 1; ; n++ {
 			select {
 			case <-ctx.Done():
 				return
@@ -58,12 +58,19 @@ func (e *env) watch(c *wire.Client, sid string) {
 				return
 			}
 			rctx, cancel := context.WithTimeout(ctx, every)
-			_, _ = direct.Call(rctx, sid, "tools/list", nil)
+			_, _ = direct.Post(rctx, sid, ownRequest("tools/list", fmt.Sprintf("keep-warm-%d", n)))
 			cancel()
 		}
 	})
 	e.Cleanup(func(context.Context) { stop(); wg.Wait() })
 	e.Logf("session %s kept warm: tools/list every %v, straight to the target (not logged)", sid, every)
+}
+
+// ownRequest is a request whose string id no client of the check uses:
+// their ids are numbers, and a server may refuse a request whose id is
+// one still in flight in the session.
+func ownRequest(method, id string) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": "mcp-conform-" + id, "method": method}
 }
 
 // warmNote says whether the session was kept warm.
