@@ -21,7 +21,7 @@ const DefaultParallel = 8
 
 // DefaultMargin is what a check's deadline adds to twice its need, before
 // the target's round trips are counted (see engine.margin).
-const DefaultMargin = 5 * time.Second
+const DefaultMargin = 10 * time.Second
 
 // engine runs the checks of one side: independent ones several at a time,
 // exclusive ones alone after them; it prints a progress line as each check

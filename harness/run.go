@@ -188,9 +188,9 @@ func isDir(path string) bool {
 }
 
 // marginFor is the deadline margin for a target whose round trip took
-// rtt: DefaultMargin plus room for a few dozen round trips, at most 30s.
+// rtt: DefaultMargin plus room for a few dozen round trips, at most 40s.
 func marginFor(rtt time.Duration) time.Duration {
-	return min(DefaultMargin+20*rtt, 30*time.Second)
+	return min(DefaultMargin+20*rtt, 40*time.Second)
 }
 
 // engine is the check engine for these settings.

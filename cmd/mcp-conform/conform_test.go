@@ -84,7 +84,7 @@ func TestServerReference(t *testing.T) {
 // fixtureWorkers is how many fixture runs go at once, each running its
 // checks several at a time (the default --parallel). A run mostly waits
 // on the profile's timings, so many more than GOMAXPROCS fit.
-const fixtureWorkers = 6
+const fixtureWorkers = 4
 
 // fixtureRun is the outcome of one suite run against a fixture.
 type fixtureRun struct {

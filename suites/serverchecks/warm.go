@@ -57,7 +57,9 @@ func (e *env) watch(c *wire.Client, sid string) {
 			if e.ended(sid) {
 				return
 			}
-			rctx, cancel := context.WithTimeout(ctx, every)
+			// A request cut short may not count as activity: give it time
+			// (a busy machine), at the cost of a tick or two.
+			rctx, cancel := context.WithTimeout(ctx, keepWarmTimeout)
 			_, _ = direct.Post(rctx, sid, ownRequest("tools/list", fmt.Sprintf("keep-warm-%d", n)))
 			cancel()
 		}
@@ -72,6 +74,9 @@ func (e *env) watch(c *wire.Client, sid string) {
 func ownRequest(method, id string) map[string]any {
 	return map[string]any{"jsonrpc": "2.0", "id": "mcp-conform-" + id, "method": method}
 }
+
+// keepWarmTimeout bounds one keep-warm request.
+const keepWarmTimeout = 10 * time.Second
 
 // warmNote says whether the session was kept warm.
 func (e *env) warmNote() string {
