@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,13 +24,23 @@ var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11
 // StreamableHTTPHandler whose single session takes the table's id. The
 // handler stays in charge of the protocol: headers, POST streams and their
 // replay; the server opens the standalone stream (see serveStandalone).
+//
+// A generation replaced by a re-initialize is retired, not closed: it goes
+// on serving the requests that reached it and answering its calls, whose
+// streams stay resumable, and closes once it is idle. Closing it earlier
+// would lose those answers (the go-sdk refuses writes on a closing
+// connection).
 type generation struct {
 	srv     *mcp.Server
 	handler *mcp.StreamableHTTPHandler
-	// answered is closed once the initialize the generation was made for
-	// has been served: closing the generation waits for it, so a
-	// re-initialize that replaces it never cuts its InitializeResult short.
-	answered chan struct{}
+	log     *slog.Logger
+	onClose func() // after the go-sdk session has closed
+
+	mu      sync.Mutex
+	serving int  // HTTP requests it is serving
+	open    int  // calls on its POST streams not yet answered
+	retired bool // replaced: close once idle
+	closed  bool
 }
 
 func (s *Server) newGeneration(sess *session) *generation {
@@ -43,29 +54,24 @@ func (s *Server) newGeneration(sess *session) *generation {
 			Tools:   &mcp.ToolCapabilities{},
 		},
 	})
-	srv.AddReceivingMiddleware(defaultLogLevel, s.callLimit(sess))
+	srv.AddReceivingMiddleware(defaultLogLevel, s.callLimit(sess), sess.trackCalls)
+	srv.AddSendingMiddleware(sess.routeNotes)
 	tools.Register(srv, tools.Deps{
 		Session: sess,
 		Jobs:    s.jobs,
-		Notify:  notifier{s: s, sess: sess},
 		Clock:   s.cfg.Clock,
+		Logger:  s.log,
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		EventStore:          s.events,
+		EventStore:          tap{EventStore: s.events, sess: sess},
 		MaxRequestBodyBytes: s.cfg.MaxBodyBytes,
 		Logger:              s.sdkLog,
 	})
-	return &generation{srv: srv, handler: h, answered: make(chan struct{})}
+	g := &generation{srv: srv, handler: h, log: s.log}
+	g.onClose = func() { sess.forgetGeneration(g) }
+	sess.addGeneration(g)
+	return g
 }
-
-// serveInitialize serves the initialize the generation was made for.
-func (g *generation) serveInitialize(w http.ResponseWriter, r *http.Request) {
-	defer g.markAnswered()
-	g.handler.ServeHTTP(w, r)
-}
-
-// markAnswered records that the generation's initialize has been served.
-func (g *generation) markAnswered() { close(g.answered) }
 
 // serverSession returns the generation's go-sdk session, nil before a
 // successful initialize or after close.
@@ -76,16 +82,77 @@ func (g *generation) serverSession() *mcp.ServerSession {
 	return nil
 }
 
-// close shuts the generation down once its initialize has been answered.
-// The go-sdk waits for running handlers to return first, so a tool outlives
-// the transport it started on.
-func (g *generation) close(log *slog.Logger) {
+// acquire counts a request served by g; it reports false once g is closed.
+func (g *generation) acquire() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.serving++
+	return true
+}
+
+// release ends a request counted by acquire.
+func (g *generation) release() {
+	g.mu.Lock()
+	g.serving--
+	g.mu.Unlock()
+	g.closeIfIdle()
+}
+
+// addOpen counts calls opened (n > 0) or answered (n < 0) on g's streams.
+func (g *generation) addOpen(n int) {
+	g.mu.Lock()
+	g.open += n
+	g.mu.Unlock()
+	g.closeIfIdle()
+}
+
+// retire marks g replaced: it closes once idle.
+func (g *generation) retire() {
+	g.mu.Lock()
+	g.retired = true
+	g.mu.Unlock()
+	g.closeIfIdle()
+}
+
+// closeIfIdle closes a retired g that serves nothing and owes no answer;
+// deciding and marking it closed under one lock, so that no request
+// acquires it in between.
+func (g *generation) closeIfIdle() {
+	g.mu.Lock()
+	idle := g.retired && !g.closed && g.serving == 0 && g.open <= 0
+	g.closed = g.closed || idle
+	g.mu.Unlock()
+	if idle {
+		g.shutdown()
+	}
+}
+
+// close shuts the generation down now, whatever it is doing (the session
+// is gone).
+func (g *generation) close() {
+	g.mu.Lock()
+	was := g.closed
+	g.closed = true
+	g.mu.Unlock()
+	if !was {
+		g.shutdown()
+	}
+}
+
+// shutdown closes the go-sdk session in the background: the go-sdk waits
+// for running handlers to return first.
+func (g *generation) shutdown() {
 	go func() {
-		<-g.answered
 		if ss := g.serverSession(); ss != nil {
 			if err := ss.Close(); err != nil {
-				log.Debug("closing transport generation", "err", err)
+				g.log.Debug("closing transport generation", "err", err)
 			}
+		}
+		if g.onClose != nil {
+			g.onClose()
 		}
 	}()
 }

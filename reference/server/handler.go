@@ -83,7 +83,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: reading body: "+err.Error(), nil)
 		return
 	}
-	init, rpcID, batch, err := peek(body)
+	init, rpcID, batch, calls, err := peek(body)
 	if err != nil {
 		writeRPCError(w, http.StatusBadRequest, CodeParseError, "Parse error: "+err.Error(), nil)
 		return
@@ -111,6 +111,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		return
 	}
 	defer s.ended(sess)
+	defer gen.release()
 	dw, r, release := s.bind(w, r, sess)
 	defer release()
 	dw.errs.id = rpcID
@@ -118,10 +119,20 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		s.reinitialize(dw, r, sess)
 		return
 	}
-	tok := sess.trackPOST()
-	defer sess.untrackPOST(tok)
-	r.Header.Set(headerPOSTToken, tok)
-	gen.handler.ServeHTTP(dw, r)
+	if calls == 0 {
+		gen.handler.ServeHTTP(dw, r)
+		return
+	}
+	// The POST carries its stream until it returns, or until a GET resuming
+	// the stream ends it (see carry).
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	p, car := sess.openPOST(gen, calls, cancel)
+	status := 0
+	cw := &commitWriter{ResponseWriter: dw, onCommit: func(code int) { status = code }}
+	r.Header.Set(headerPOSTToken, p.tok)
+	gen.handler.ServeHTTP(cw, r.WithContext(context.WithValue(ctx, postKey{}, p)))
+	sess.closePOST(p, car, status)
 }
 
 func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id string) {
@@ -134,6 +145,7 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 		return
 	}
 	defer s.ended(sess)
+	defer gen.release()
 	dw, r, release := s.bind(w, r, sess)
 	defer release()
 	last := r.Header.Get(headerLastEventID)
@@ -151,9 +163,7 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 		return
 	}
 	if stream != "" {
-		// A POST stream resumed (EVT-REPLAY-POST): the go-sdk replays it and
-		// continues it live while its request runs.
-		s.serveResume(dw, r, sess, gen)
+		s.resumePOST(dw, r, sess, gen, stream)
 		return
 	}
 	s.serveStandalone(dw, r, sess, gen, last, index)
@@ -198,7 +208,10 @@ func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *s
 		}
 		s.log.Info("session GET stream replaced", "session", sess.id)
 	}
+	// Held notifications are the standalone stream's now, and part of the
+	// backlog read next (see deliver).
 	fresh := last == ""
+	sess.flushToStandalone(fresh)
 	if fresh {
 		// A fresh GET gets what no client was sent yet, not the whole
 		// history; what was evicted meanwhile is skipped, not refused.
@@ -254,17 +267,19 @@ func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request, principal, 
 		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: DELETE requires an Mcp-Session-Id header", nil)
 		return
 	}
-	sess, _, ok := s.enter(w, r, principal, id)
+	sess, gen, ok := s.enter(w, r, principal, id)
 	if !ok {
 		return
 	}
 	defer s.ended(sess)
+	defer gen.release()
 	s.remove(sess, "deleted", nil)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// enter finds the session for id and records the request's activity. If it
-// reports false, the answer (404, 403, recovery hint) has been written.
+// enter finds the session for id, records the request's activity and
+// returns the generation to serve it, acquired: the caller releases it. If
+// it reports false, the answer (404, 403, recovery hint) has been written.
 func (s *Server) enter(w http.ResponseWriter, r *http.Request, principal, id string) (*session, *generation, bool) {
 	sess := s.lookup(id)
 	if sess == nil {
@@ -283,6 +298,11 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request, principal, id str
 	}
 	if cancelledGrace {
 		s.log.Info("session grace cancelled", "session", sess.id, "by", r.Method)
+	}
+	if gen, ok = sess.acquire(gen); !ok {
+		s.ended(sess)
+		s.answerUnknown(w, r, principal, id)
+		return nil, nil, false
 	}
 	return sess, gen, true
 }
@@ -315,7 +335,7 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 	dw, r, release := s.bind(w, r, sess)
 	defer release()
 	dw.errs.id = rpcID
-	gen.serveInitialize(dw, r)
+	gen.handler.ServeHTTP(dw, r)
 	if gen.serverSession() == nil {
 		s.remove(sess, "dropped: initialize failed", nil)
 		return
@@ -325,65 +345,81 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 
 // reinitialize recreates the transport of a live session (RECREATE-*): a new
 // generation answers the initialize with a real InitializeResult under the
-// same id, and takes over from the current one the moment it commits to
-// success, before the client can see the response. The generation it
-// replaced then, which is not always the one current when the request
-// arrived (concurrent re-initializes), is closed once this one is done.
+// same id, and takes over the moment it commits to success, before the
+// client can see the response. The generation it replaced, whichever that
+// is when several re-initialize at once, is retired: it closes once its
+// calls are answered.
 func (s *Server) reinitialize(w http.ResponseWriter, r *http.Request, sess *session) {
 	g := s.newGeneration(sess)
+	if !g.acquire() { // the session was removed meanwhile
+		s.writeSessionGone(w)
+		return
+	}
+	defer g.release()
 	r.Header.Del(headerSessionID) // the go-sdk creates a session only for an initialize without id
-	var replaced *generation
+	var prev *generation
 	cw := &commitWriter{ResponseWriter: w, onCommit: func(status int) {
 		if status != http.StatusOK {
 			return
 		}
-		sess.mu.Lock()
-		replaced, sess.gen = sess.gen, g
-		sess.mu.Unlock()
+		prev = sess.replace(g)
 		// The old transport's GET stream is stale: the client opens a new one.
 		sess.dropGET(s.cfg.SSERetry)
 	}}
-	g.serveInitialize(cw, r)
-	if g.serverSession() == nil {
-		if replaced != nil {
-			sess.mu.Lock()
-			if sess.gen == g {
-				sess.gen, replaced = replaced, nil
-			}
-			sess.mu.Unlock()
+	g.handler.ServeHTTP(cw, r)
+	if g.serverSession() == nil || prev == nil {
+		if prev != nil && sess.restore(g, prev) {
+			prev = nil
 		}
-		g.close(s.log)
-		if replaced != nil {
-			replaced.close(s.log) // replaced meanwhile by another re-initialize
-		}
+		g.retire()
+	}
+	if prev != nil {
+		prev.retire()
+	}
+	if sess.isGone() {
+		g.shutdown() // removed while the go-sdk was creating its session
 		return
 	}
-	if replaced != nil {
-		replaced.close(s.log)
+	if g.serverSession() != nil {
+		s.log.Info("session re-initialized", "session", sess.id)
 	}
-	s.log.Info("session re-initialized", "session", sess.id)
 }
 
 // peek parses a POST body just enough to route it, bound batches and answer
-// errors with the request's id. Batches are routed as ordinary requests; the go-sdk
-// answers them per protocol version.
-func peek(body []byte) (init bool, id json.RawMessage, batch []json.RawMessage, err error) {
+// errors with the request's id: whether it is an initialize, its id, the
+// messages of a batch, and how many calls (requests with an id) it
+// carries. Batches are routed as ordinary requests; the go-sdk answers them
+// per protocol version.
+func peek(body []byte) (init bool, id json.RawMessage, batch []json.RawMessage, calls int, err error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
-		return false, nil, nil, errors.New("empty body")
+		return false, nil, nil, 0, errors.New("empty body")
 	}
-	if body[0] == '[' {
-		err := json.Unmarshal(body, &batch)
-		return false, nil, batch, err
-	}
-	var msg struct {
+	type message struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
 	}
-	if err := json.Unmarshal(body, &msg); err != nil {
-		return false, nil, nil, err
+	isCall := func(m message) bool { return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" }
+	if body[0] == '[' {
+		if err := json.Unmarshal(body, &batch); err != nil {
+			return false, nil, nil, 0, err
+		}
+		for _, raw := range batch {
+			var m message
+			if json.Unmarshal(raw, &m) == nil && isCall(m) {
+				calls++
+			}
+		}
+		return false, nil, batch, calls, nil
 	}
-	return msg.Method == "initialize", msg.ID, nil, nil
+	var m message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return false, nil, nil, 0, err
+	}
+	if isCall(m) {
+		calls = 1
+	}
+	return m.Method == "initialize", m.ID, nil, calls, nil
 }
 
 // commitWriter calls onCommit with the status once, when the response is

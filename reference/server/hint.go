@@ -76,7 +76,6 @@ func (s *Server) startRecovered(principal, remote, key, version string) (string,
 	defer s.ended(sess)
 	initialize := fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcp-conform-recovery","version":%q}}}`, version, Version)
 	code := s.inProcess(gen, "", version, initialize)
-	gen.markAnswered()
 	if code != http.StatusOK || gen.serverSession() == nil {
 		s.remove(sess, "dropped: recovery initialize failed", nil)
 		return "", fmt.Errorf("in-process initialize answered %d", code)

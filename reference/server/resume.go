@@ -1,45 +1,70 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"net/http"
-	"time"
 )
 
-// resumeWait bounds how long a resume of a POST stream waits for the
-// request that still holds the stream to end. Right after a cut the server
-// may not have noticed it yet, and the go-sdk answers such a resume with
-// 409; the client did nothing wrong, so it is served once the cut is seen.
-const resumeWait = 2 * time.Second
+var errReplayFailed = errors.New("the replay failed after the stream opened")
 
-// serveResume hands a resume of a POST stream to the go-sdk, again each
-// time a request of the session ends, while the go-sdk answers 409 and
-// resumeWait has not passed.
-func (s *Server) serveResume(w *deadlineWriter, r *http.Request, sess *session, gen *generation) {
-	timer := time.NewTimer(resumeWait) // the network's time, not the session clock
-	defer timer.Stop()
-	for {
-		ended := sess.nextEnd()
+// resumePOST serves a GET resuming a POST stream (EVT-REPLAY-POST): the
+// go-sdk replays the stream and continues it live while its calls run. The
+// generation that opened the stream serves it, as its carrier (see carry).
+// A stream whose calls are answered is only replayed, from the shared
+// store, by any generation.
+func (s *Server) resumePOST(w http.ResponseWriter, r *http.Request, sess *session, gen *generation, stream string) {
+	p := sess.postOfStream(stream)
+	if p == nil {
 		gen.handler.ServeHTTP(w, r)
-		if w.errs.status != http.StatusConflict {
-			return
-		}
-		select {
-		case <-ended:
-			w.errs.reset()
-		case <-timer.C:
-			return
-		case <-r.Context().Done():
-			return
-		}
+		return
 	}
+	owner, ok := sess.acquire(p.gen)
+	if !ok {
+		s.writeSessionGone(w)
+		return
+	}
+	defer owner.release()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	car, err := sess.carry(p, cancel)
+	if err != nil {
+		writeRPCError(w, http.StatusConflict, CodeInvalidRequest, "Conflict: "+err.Error(), nil)
+		return
+	}
+	defer sess.uncarry(p, car)
+	owner.handler.ServeHTTP(openSSE(w), r.WithContext(ctx))
 }
 
-// nextEnd returns a channel closed when the next request of the session ends.
-func (s *session) nextEnd() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.endCh == nil {
-		s.endCh = make(chan struct{})
-	}
-	return s.endCh
+// openSSE sends a stream's headers at once. The go-sdk sends them with the
+// first event, and a resumed stream with nothing to replay may wait long
+// for one, holding a client that waits for headers before it reads.
+func openSSE(w http.ResponseWriter) http.ResponseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	http.NewResponseController(w).Flush()
+	return &openedSSE{ResponseWriter: w}
 }
+
+// openedSSE is a stream whose 200 is sent. An error status the go-sdk
+// writes afterwards (the store evicted the events between the check and the
+// replay) ends the stream instead of putting the error text into it.
+type openedSSE struct {
+	http.ResponseWriter
+	failed bool
+}
+
+func (o *openedSSE) WriteHeader(code int) { o.failed = o.failed || code != http.StatusOK }
+
+func (o *openedSSE) Write(p []byte) (int, error) {
+	if o.failed {
+		return 0, errReplayFailed
+	}
+	return o.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach Flush on the real writer.
+func (o *openedSSE) Unwrap() http.ResponseWriter { return o.ResponseWriter }

@@ -18,7 +18,7 @@ const (
 // unknown method, a batch on a revision without batches, a missing Accept,
 // a stream conflict) into JSON-RPC error bodies, as every other error of
 // the server is. It holds such an answer back until finish, so the caller
-// may also drop it and try again (see serveResume).
+// may also drop it and try again.
 type jsonErrors struct {
 	http.ResponseWriter
 	id     json.RawMessage // the request's id, if it had one

@@ -161,8 +161,7 @@ func (s *Server) create(principal, remote string) (*session, error) {
 	if principal != "" {
 		s.perPrincipal[principal]++
 	}
-	sess := &session{id: rand.Text(), principal: principal, lastActivity: now, delivered: -1}
-	sess.ctx, sess.cancel = context.WithCancel(context.Background())
+	sess := newSession(rand.Text(), principal, s.cfg.Clock, s.cfg.EventMaxAge)
 	sess.gen = s.newGeneration(sess)
 	s.sessions[sess.id] = sess
 	return sess, nil
@@ -191,7 +190,6 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 	}
 	sess.gone = true
 	sess.inGrace = false
-	gen := sess.gen
 	sess.mu.Unlock()
 	s.mu.Unlock()
 
@@ -200,7 +198,7 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 	if n := s.jobs.CancelSession(sess.id); n > 0 {
 		s.log.Info("session jobs cancelled", "session", sess.id, "jobs", n)
 	}
-	gen.close(s.log)
+	sess.closeGenerations()
 	s.events.Forget(sess.id)
 	s.log.Info("session "+reason, "session", sess.id)
 	return true

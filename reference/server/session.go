@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
 )
 
@@ -36,9 +38,31 @@ type session struct {
 	// client; a fresh GET resumes after it, so messages stored while no GET
 	// was connected (redirected orphans) are delivered once it is back.
 	delivered int
-	livePOSTs map[string]bool // tokens of POSTs being served (see notifier)
-	postSeq   uint64
-	endCh     chan struct{} // closed when a request ends (see nextEnd)
+	gens      map[*generation]struct{} // every generation not yet closed
+
+	// Delivery state (delivery.go), under dmu. Lock order: dmu, then mu.
+	dmu     sync.Mutex
+	postSeq uint64
+	posts   map[string]*post   // by token
+	streams map[string]*post   // by go-sdk stream id
+	holding map[*call]struct{} // calls with held notifications
+	nheld   int                // held notifications, all calls
+	clock   clock.Clock
+	maxAge  time.Duration // of held notifications, as of stored events
+}
+
+func newSession(id, principal string, clk clock.Clock, maxAge time.Duration) *session {
+	s := &session{
+		id: id, principal: principal, lastActivity: clk.Now(),
+		clock: clk, maxAge: maxAge,
+		delivered: -1,
+		gens:      map[*generation]struct{}{},
+		posts:     map[string]*post{},
+		streams:   map[string]*post{},
+		holding:   map[*call]struct{}{},
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s
 }
 
 // getStream is a standalone GET being served, so that a newer GET can replace it.
@@ -94,10 +118,6 @@ func (s *session) end(now time.Time) {
 	defer s.mu.Unlock()
 	s.inflight--
 	s.lastActivity = now
-	if s.endCh != nil {
-		close(s.endCh)
-		s.endCh = nil
-	}
 }
 
 // current returns the generation serving new requests.
@@ -105,6 +125,78 @@ func (s *session) current() *generation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.gen
+}
+
+// acquire counts a request on g, or on the current generation if g has
+// closed meanwhile (it was replaced). It reports false if the session has
+// no open generation: it is gone.
+func (s *session) acquire(g *generation) (*generation, bool) {
+	for !g.acquire() {
+		cur := s.current()
+		if cur == g {
+			return nil, false
+		}
+		g = cur
+	}
+	return g, true
+}
+
+// replace makes g the current generation and returns the one it replaces.
+func (s *session) replace(g *generation) (prev *generation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev, s.gen = s.gen, g
+	return prev
+}
+
+// restore puts prev back in place of g, unless g has been replaced already.
+func (s *session) restore(g, prev *generation) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen != g {
+		return false
+	}
+	s.gen = prev
+	return true
+}
+
+// isGone reports whether the session has left the table.
+func (s *session) isGone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gone
+}
+
+func (s *session) addGeneration(g *generation) {
+	s.mu.Lock()
+	s.gens[g] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *session) forgetGeneration(g *generation) {
+	s.mu.Lock()
+	delete(s.gens, g)
+	s.mu.Unlock()
+}
+
+// closeGenerations closes every generation: the session is gone.
+func (s *session) closeGenerations() {
+	s.mu.Lock()
+	all := make([]*generation, 0, len(s.gens))
+	for g := range s.gens {
+		all = append(all, g)
+	}
+	s.mu.Unlock()
+	for _, g := range all {
+		g.close()
+	}
+}
+
+// getAttached reports whether a standalone GET is being served.
+func (s *session) getAttached() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.get != nil
 }
 
 // attachGET registers a new standalone GET and returns the one it replaces.

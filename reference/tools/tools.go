@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,20 +35,13 @@ type Session interface {
 	JobOwner() jobs.Owner
 }
 
-// Notifier delivers a tool call's notifications. The server decides the
-// stream: the call's own POST stream while it is connected, the standalone
-// GET stream once it is gone (REDIRECT-ORPHANED).
-type Notifier interface {
-	Progress(ctx context.Context, req *mcp.CallToolRequest, params *mcp.ProgressNotificationParams)
-	Log(ctx context.Context, req *mcp.CallToolRequest, params *mcp.LoggingMessageParams)
-}
-
 // Deps is what the tools need from their server.
 type Deps struct {
 	Session Session
 	Jobs    *jobs.Store
-	Notify  Notifier
 	Clock   clock.Clock
+	// Logger gets notifications the tools could not send.
+	Logger *slog.Logger
 }
 
 // Names lists the tools Register adds, in a stable order.
@@ -155,17 +149,24 @@ func longOperation(ctx context.Context, d Deps, req *mcp.CallToolRequest, steps 
 				return nil, nil, errors.New("session ended")
 			}
 		}
-		// Delivery failures are the Notifier's to report: a lost stream
-		// must not stop the operation.
+		// The server picks the stream (the call's own, or another after a
+		// cut); a notification it cannot send must not stop the operation.
 		msg := fmt.Sprintf("step %d of %d", i, steps)
 		if token != nil {
-			d.Notify.Progress(ctx, req, &mcp.ProgressNotificationParams{
+			d.sent(req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token, Progress: float64(i), Total: float64(steps), Message: msg,
-			})
+			}))
 		}
-		d.Notify.Log(ctx, req, &mcp.LoggingMessageParams{Level: "info", Logger: "long_operation", Data: msg})
+		d.sent(req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "long_operation", Data: msg}))
 	}
 	return text(fmt.Sprintf("completed %d steps", steps)), nil, nil
+}
+
+// sent logs a notification that could not be sent.
+func (d Deps) sent(err error) {
+	if err != nil && d.Logger != nil {
+		d.Logger.Debug("notification not delivered", "err", err)
+	}
 }
 
 func text(s string) *mcp.CallToolResult {

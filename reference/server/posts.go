@@ -1,0 +1,137 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// headerPOSTToken is set by the server on each POST carrying calls that it
+// hands to the go-sdk (any client value is dropped), so that a call handler
+// can find its POST (see trackCalls).
+const headerPOSTToken = "Mcp-Conform-Post-Token"
+
+// openPOST registers a POST carrying calls on g; it is its stream's first
+// carrier, ended by cancel.
+func (s *session) openPOST(g *generation, calls int, cancel context.CancelFunc) (*post, *carrier) {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	s.postSeq++
+	car := &carrier{cancel: cancel, done: make(chan struct{})}
+	p := &post{tok: strconv.FormatUint(s.postSeq, 10), gen: g, calls: calls, carrier: car}
+	s.posts[p.tok] = p
+	g.addOpen(calls)
+	return p, car
+}
+
+// closePOST records the end of the POST request; status is what the go-sdk
+// answered. A refused POST (4xx, 5xx) has no call that will be answered.
+func (s *session) closePOST(p *post, car *carrier, status int) {
+	if status >= http.StatusBadRequest {
+		s.dmu.Lock()
+		p.gen.addOpen(-p.calls)
+		p.calls = 0
+		s.dmu.Unlock()
+	}
+	s.uncarry(p, car)
+}
+
+// postFor returns the POST with the given token while its calls run.
+func (s *session) postFor(tok string) *post {
+	if tok == "" {
+		return nil
+	}
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	return s.posts[tok]
+}
+
+// postOfStream returns the POST whose go-sdk stream is id, while it has
+// calls to answer or a carrier.
+func (s *session) postOfStream(id string) *post {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	return s.streams[id]
+}
+
+// forgetPOST drops p once nothing can happen to it. s.dmu is held.
+func (s *session) forgetPOST(p *post) {
+	if p.calls > 0 || p.carrier != nil {
+		return
+	}
+	delete(s.posts, p.tok)
+	if p.streamID != "" && s.streams[p.streamID] == p {
+		delete(s.streams, p.streamID)
+	}
+}
+
+// tap is the event store as one session's generations see it: it learns
+// which go-sdk stream a POST opened, and when a call's response is stored,
+// which is when the call is answered.
+type tap struct {
+	mcp.EventStore
+	sess *session
+}
+
+func (t tap) Open(ctx context.Context, sessionID, streamID string) error {
+	if p, ok := ctx.Value(postKey{}).(*post); ok && streamID != "" {
+		t.sess.dmu.Lock()
+		p.streamID = streamID
+		t.sess.streams[streamID] = p
+		t.sess.dmu.Unlock()
+	}
+	return t.EventStore.Open(ctx, sessionID, streamID)
+}
+
+func (t tap) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
+	err := t.EventStore.Append(ctx, sessionID, streamID, data)
+	if streamID != "" && isResponse(data) {
+		t.sess.answered(streamID)
+	}
+	return err
+}
+
+// answered records that a response was stored on stream id.
+func (s *session) answered(id string) {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	p := s.streams[id]
+	if p == nil || p.calls == 0 {
+		return
+	}
+	p.calls--
+	p.gen.addOpen(-1)
+	s.forgetPOST(p)
+}
+
+// isResponse reports whether data is a JSON-RPC response: it has a result
+// or an error, and no method. Only the top-level keys are read, up to the
+// first that decides (the go-sdk writes "method" before "params", "id"
+// before "result").
+func isResponse(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch k {
+		case "method":
+			return false
+		case "result", "error":
+			return true
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return false
+}
