@@ -56,3 +56,12 @@ conform-thirdparty: build
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer fixtures/thirdparty/run.sh $(BIN)
 	fixtures/thirdparty/clients/run.sh $(BIN)
+
+# The official MCP conformance suite (fixtures/official): the reference
+# server (serve --conformance-tools) and the reference client against the
+# pinned @modelcontextprotocol/conformance on the Node.js 22 it pins, both
+# installed with npm into ~/.cache/mcp-conform; deviations from
+# fixtures/official/expected-failures.yml fail it.
+.PHONY: conform-official
+conform-official: build
+	fixtures/official/run.sh $(BIN)

@@ -54,6 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "bound on reading a request's headers and body (streams are not cut by it)")
 	fs.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "bound on reading a request's headers")
 	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	fs.BoolVar(&cfg.ConformanceTools, "conformance-tools", false, "also serve the test_* tools, test:// resources and test_* prompts the official MCP conformance suite expects")
 	logLevel := fs.String("log-level", "info", "lifecycle log level on stderr: debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: mcp-conform reference-server [flags]   (also: mcp-conform serve)\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:")

@@ -63,6 +63,9 @@ type Client struct {
 	deliverMu sync.Mutex // one event at a time: dedupe, persist, hand over
 	seen      seenSet
 
+	strayMu sync.Mutex
+	waiting map[string]*waiter // requests by id (see withStray)
+
 	cbMu     sync.Mutex // callbacks one at a time
 	statusMu sync.Mutex
 	status   Status

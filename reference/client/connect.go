@@ -17,12 +17,20 @@ var errCannotRejoin = errors.New("cannot rejoin the stored session")
 // Connect joins the server: it rejoins the stored session if there is one
 // (CLI-RECONNECT; stored token only, no auth flow) and otherwise, or if the
 // stored session is gone or unusable, starts a new one (CLI-FALLBACK). Then
-// it opens the standalone GET stream.
-func (c *Client) Connect(ctx context.Context) error {
+// it opens the standalone GET stream, and returns once it is open (or
+// refused).
+func (c *Client) Connect(ctx context.Context) (err error) {
 	c.connectMu.Lock()
 	defer c.connectMu.Unlock()
 	ctx, cancel := c.bind(ctx)
 	defer cancel()
+	defer func() {
+		// Connected means listening: what the server sends on the
+		// standalone stream right after (even a response) is not missed.
+		if err == nil {
+			c.awaitGET(ctx, c.opts.MaxReconnectDelay)
+		}
+	}()
 	if _, err := c.current(); err == nil {
 		return nil
 	} else if errors.Is(err, ErrClosed) {
@@ -131,10 +139,12 @@ func (c *Client) rejoin(ctx context.Context, old session, mode ReconnectMode) (s
 // re-initializing a live session), then notifications/initialized.
 func (c *Client) initialize(ctx context.Context, with session) (session, error) {
 	id := c.newID()
-	params := &mcp.InitializeParams{
-		ProtocolVersion: c.opts.ProtocolVersion,
-		Capabilities:    &mcp.ClientCapabilities{},
-		ClientInfo:      &mcp.Implementation{Name: c.opts.ClientName, Version: "0.1.0"},
+	// No capability is declared: the client answers no server request but
+	// ping. (mcp.ClientCapabilities would always declare roots.)
+	params := map[string]any{
+		"protocolVersion": c.opts.ProtocolVersion,
+		"capabilities":    map[string]any{},
+		"clientInfo":      &mcp.Implementation{Name: c.opts.ClientName, Version: "0.1.0"},
 	}
 	a, err := c.send(ctx, http.MethodPost, with, request(id, "initialize", params), "")
 	if err != nil {

@@ -107,8 +107,10 @@ func (c *Client) attempt(ctx context.Context, sess session, op *operation) (*mes
 		rec := *op.resume
 		op.resume = nil // a retry is a new request
 		p.id, p.rec, p.lastID = rec.RequestID, &rec, rec.LastEventID
-		resp, err = c.follow(ctx, sess, nil, p)
-		err = lostIfGone(p, err)
+		resp, err = c.withStray(ctx, p.id, func(ctx context.Context) (*message, error) {
+			m, err := c.follow(ctx, sess, nil, p)
+			return m, lostIfGone(p, err)
+		})
 	} else {
 		p.id = c.newID()
 		params := op.params
@@ -120,7 +122,9 @@ func (c *Client) attempt(ctx context.Context, sess session, op *operation) (*mes
 			p.rec = &rec
 			params = map[string]any{"name": op.tool, "arguments": op.args, "_meta": map[string]any{"progressToken": rec.ProgressToken}}
 		}
-		resp, err = c.post(ctx, sess, p, request(p.id, op.method, params))
+		resp, err = c.withStray(ctx, p.id, func(ctx context.Context) (*message, error) {
+			return c.post(ctx, sess, p, request(p.id, op.method, params))
+		})
 	}
 	if p.rec != nil {
 		c.endCall(sess, p, err)

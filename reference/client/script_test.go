@@ -28,6 +28,7 @@ type scripted struct {
 	mu       sync.Mutex
 	sessions int
 	reqs     []seenRequest
+	init     json.RawMessage // the last initialize's params
 }
 
 func newScripted(t *testing.T) *scripted {
@@ -71,6 +72,7 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case msg.Method == "initialize" && sid == "":
 		s.mu.Lock()
+		s.init = msg.Params
 		s.sessions++
 		sid = fmt.Sprintf("S%d", s.sessions)
 		s.mu.Unlock()

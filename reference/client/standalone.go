@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http"
+	"time"
 )
 
 // startStandalone (re)starts the runner of sess's standalone GET stream;
@@ -20,9 +21,37 @@ func (c *Client) startStandalone(sess session, first *answer) {
 	ctx, cancel := context.WithCancel(c.life)
 	c.getCancel = cancel
 	c.mu.Unlock()
+	c.countGet(1, 0) // before it runs, so that awaitGET waits for it
 	if !c.goTracked(func() { c.runStandalone(ctx, sess, first) }) {
+		c.countGet(-1, 0)
 		cancel()
 		first.close()
+	}
+}
+
+// awaitGET waits until a standalone GET stream is open (true), or no runner
+// is at work (false: the server refused it, or the client is closing), or
+// the limit or ctx ends.
+func (c *Client) awaitGET(ctx context.Context, limit time.Duration) bool {
+	t := c.clk.NewTimer(limit)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		running, open, changed := c.getRunning, c.getOpen, c.getChanged
+		c.mu.Unlock()
+		switch {
+		case open > 0:
+			return true
+		case running == 0:
+			return false
+		}
+		select {
+		case <-changed:
+		case <-t.C():
+			return false
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 
@@ -50,8 +79,7 @@ func (c *Client) countGet(running, open int) {
 // comes) and resumes after the last event handled. A 404 means the session
 // is gone: the client replaces it, which starts a new runner.
 func (c *Client) runStandalone(ctx context.Context, sess session, a *answer) {
-	c.countGet(1, 0)
-	defer c.countGet(-1, 0)
+	defer c.countGet(-1, 0) // counted by startStandalone
 	delay := c.opts.ReconnectDelay
 	src := source{stream: "standalone", position: func(id string) error {
 		c.mu.Lock()

@@ -93,7 +93,9 @@ func (c *Client) consume(ctx context.Context, sess session, a *answer, src sourc
 				res.resp = &m
 				return res
 			}
-			c.log.Warn("response to another request on this stream", "stream", src.stream, "id", string(m.ID))
+			if !c.strayResponse(&m, src.stream) {
+				c.log.Warn("response to no pending request dropped", "stream", src.stream, "id", string(m.ID))
+			}
 			continue
 		}
 		handled, err := c.deliver(sess, src, ev.ID, &m)
@@ -234,28 +236,7 @@ func (c *Client) follow(ctx context.Context, sess session, a *answer, p *pending
 // first, so that the result is handed over last: it waits for the GET
 // stream to be open (it may be reconnecting after the same cut), then Settle.
 func (c *Client) settle(ctx context.Context) {
-	if c.opts.Settle <= 0 {
-		return
-	}
-	limit := c.clk.NewTimer(c.opts.MaxReconnectDelay + c.opts.Settle)
-	defer limit.Stop()
-	for {
-		c.mu.Lock()
-		running, open, changed := c.getRunning, c.getOpen, c.getChanged
-		c.mu.Unlock()
-		switch {
-		case running == 0:
-			return
-		case open > 0:
-			c.sleep(ctx, c.opts.Settle)
-			return
-		}
-		select {
-		case <-changed:
-		case <-limit.C():
-			return
-		case <-ctx.Done():
-			return
-		}
+	if c.opts.Settle > 0 && c.awaitGET(ctx, c.opts.MaxReconnectDelay+c.opts.Settle) {
+		c.sleep(ctx, c.opts.Settle)
 	}
 }

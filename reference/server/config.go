@@ -109,6 +109,10 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
 
+	// ConformanceTools adds the fixtures the official MCP conformance suite
+	// expects (package conformance).
+	ConformanceTools bool
+
 	Clock  clock.WithTickerAndDelayedExecution
 	Logger *slog.Logger
 }

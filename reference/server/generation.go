@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-conform/mcp-conform/reference/conformance"
 	"github.com/mcp-conform/mcp-conform/reference/tools"
 )
 
@@ -44,7 +45,7 @@ type generation struct {
 }
 
 func (s *Server) newGeneration(sess *session) *generation {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-conform-reference", Version: Version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		GetSessionID:              func() string { return sess.id },
 		SupportedProtocolVersions: legacyVersions,
 		SchemaCache:               s.schemas,
@@ -53,7 +54,11 @@ func (s *Server) newGeneration(sess *session) *generation {
 			Logging: &mcp.LoggingCapabilities{},
 			Tools:   &mcp.ToolCapabilities{},
 		},
-	})
+	}
+	if s.cfg.ConformanceTools {
+		conformance.Configure(opts)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-conform-reference", Version: Version}, opts)
 	srv.AddReceivingMiddleware(defaultLogLevel, s.callLimit(sess), sess.trackCalls)
 	srv.AddSendingMiddleware(sess.routeNotes)
 	tools.Register(srv, tools.Deps{
@@ -62,6 +67,9 @@ func (s *Server) newGeneration(sess *session) *generation {
 		Clock:   s.cfg.Clock,
 		Logger:  s.log,
 	})
+	if s.cfg.ConformanceTools {
+		conformance.Register(srv, conformance.Options{Retry: s.cfg.SSERetry})
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		EventStore:          tap{EventStore: s.events, sess: sess},
 		MaxRequestBodyBytes: s.cfg.MaxBodyBytes,

@@ -119,6 +119,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		s.reinitialize(dw, r, sess)
 		return
 	}
+	useNegotiatedVersion(r, gen)
 	if calls == 0 {
 		gen.handler.ServeHTTP(dw, r)
 		return
@@ -148,6 +149,7 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 	defer gen.release()
 	dw, r, release := s.bind(w, r, sess)
 	defer release()
+	useNegotiatedVersion(r, gen)
 	last := r.Header.Get(headerLastEventID)
 	if last == "" {
 		s.serveStandalone(dw, r, sess, gen, "", 0)

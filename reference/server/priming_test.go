@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/sse"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
@@ -135,17 +136,39 @@ func TestPrimingEvictedBacklog(t *testing.T) {
 }
 
 // TestPrimingProtocolVersion: like the go-sdk's POST streams, the standalone
-// stream is primed only for protocol 2025-11-25, the revision that added
-// priming events.
+// stream is primed only in sessions of protocol 2025-11-25, the revision that
+// added priming events. The session's revision decides, not a request's
+// header naming another supported one.
 func TestPrimingProtocolVersion(t *testing.T) {
 	e := newEnv(t, noKeepAlive)
-	sid := e.connect(e.c)
-	e.startLongOperation(e.c, sid, 1)
-	c := e.refresh()
-	e.step()
+	c := e.client()
 	c.ProtocolVersion = "2025-06-18"
+	sid := e.connect(c)
+	req, err := c.NewHTTPRequest(e.ctx(), http.MethodPost, sid, c.Request("tools/call", wire.ToolParams("long_operation", map[string]any{"steps": 2, "interval_ms": 1000}, "tok")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without a priming event the headers come with step 1.
+	opened := make(chan error, 1)
+	go func() {
+		_, err := c.Open(req)
+		opened <- err
+	}()
+	e.step()
+	if err := <-opened; err != nil {
+		t.Fatal(err)
+	}
+	c = e.refresh()
+	c.ProtocolVersion = "2025-06-18"
+	e.step()
 	get := e.openStream(c, sid, "")
-	if got := describe(t, next(t, get, 2)); got != "progress I, log step 1 of 1" {
+	if got := describe(t, next(t, get, 2)); got != "progress II, log step 2 of 2" {
 		t.Fatalf("2025-06-18 stream: %s", got)
 	}
+
+	// A 2025-11-25 session whose client sends another supported revision.
+	sid = e.connect(e.c)
+	c = e.client()
+	c.ProtocolVersion = "2025-06-18"
+	e.openGET(c, sid, "") // fails unless primed
 }
