@@ -3,7 +3,7 @@
 // server it checks: the test_* tools, the test:// resources and template,
 // the test_* prompts, completion and resource subscriptions. Names, contents
 // and schemas follow that suite's scenarios; the reference server adds them
-// only when asked (mcp-conform serve --conformance-tools).
+// only when asked (mcp-conform reference-server --conformance-tools).
 package conformance
 
 import (
