@@ -120,8 +120,18 @@ func (h *Host) halt() {
 // Restart is a server restart on the same port: every session, event and
 // job is lost, and a new, empty Server answers from now on.
 func (h *Host) Restart() error {
-	h.halt()
-	return h.boot()
+	// The new Server takes over first: a request arriving while the old one
+	// shuts down must not reach it, or a recovery hint could name a session
+	// made in the table that is going away.
+	h.mu.Lock()
+	stop, ran := h.stop, h.ran
+	h.mu.Unlock()
+	if err := h.boot(); err != nil {
+		return err
+	}
+	stop()
+	<-ran
+	return nil
 }
 
 // Shutdown ends the sessions, then shuts the HTTP server down gracefully;
