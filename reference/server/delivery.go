@@ -25,7 +25,8 @@ import (
 // While neither is connected, notifications are held in memory and the
 // response waits until they are taken, so that no notification of a request
 // follows its response on any stream. Each message goes to one stream only,
-// and a client reading two streams gets a request's notifications from one.
+// and the stream that took a request's notifications keeps them while it
+// stays connected.
 //
 // "Cut" means cut as far as the server knows: a message written to a
 // connection that died unnoticed is stored on the POST stream like any other,
@@ -40,8 +41,8 @@ type callKey struct{}
 // it they are stored for the standalone stream, whose store is bounded.
 const maxHeldNotes = 10000
 
-// handoffTimeout bounds how long a request waits for the one it replaces
-// (a standalone GET, or the request holding a resumed stream) to let go.
+// handoffTimeout bounds how long a resume waits for the request holding
+// its stream to let go once ended.
 const handoffTimeout = 5 * time.Second
 
 // post is a POST that carries calls, from its arrival until its calls are
