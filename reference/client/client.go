@@ -46,19 +46,22 @@ type Client struct {
 
 	connectMu sync.Mutex // one Connect at a time
 
-	mu          sync.Mutex
-	sess        session
-	gen         uint64
-	connected   bool
-	closed      bool
-	tok         string
-	recon       *reconnectOp
-	getCancel   context.CancelFunc // the standalone GET runner's
-	getRunning  int                // standalone GET runners at work (an old one may be ending)
-	getOpen     int                // of which with a connected stream
-	getChanged  chan struct{}      // closed when getRunning or getOpen change
-	pendingHint *ResumeHint
-	watch       map[string]bool // resume token fields to remember
+	mu         sync.Mutex
+	sess       session
+	gen        uint64
+	connected  bool
+	closed     bool
+	tok        string
+	recon      *reconnectOp
+	getCancel  context.CancelFunc // the standalone GET runner's
+	getRunning int                // standalone GET runners at work (an old one may be ending)
+	getOpen    int                // of which with a connected stream
+	getChanged chan struct{}      // closed when getRunning, getOpen or getWaitingSince change
+	// getWaitingSince is when the standalone reader began to wait on the
+	// network; zero while it handles events (see settle).
+	getWaitingSince time.Time
+	pendingHint     *ResumeHint
+	watch           map[string]bool // resume token fields to remember
 
 	deliverMu sync.Mutex // one event at a time: dedupe, persist, hand over
 	seen      seenSet

@@ -29,6 +29,7 @@ type scripted struct {
 	sessions int
 	reqs     []seenRequest
 	init     json.RawMessage // the last initialize's params
+	lastCall string          // the last tools/call's id
 }
 
 func newScripted(t *testing.T) *scripted {
@@ -53,6 +54,11 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		json.NewDecoder(r.Body).Decode(&msg)
 		sr.RPC = msg.Method
+		if msg.Method == "tools/call" {
+			s.mu.Lock()
+			json.Unmarshal(msg.ID, &s.lastCall)
+			s.mu.Unlock()
+		}
 	}
 	s.mu.Lock()
 	s.reqs = append(s.reqs, sr)

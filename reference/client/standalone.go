@@ -64,6 +64,20 @@ func (c *Client) stopStandalone() {
 	}
 }
 
+// getWaiting records whether the standalone reader waits on the network
+// (true) or handles what arrived (false), and wakes settle.
+func (c *Client) getWaiting(waiting bool) {
+	c.mu.Lock()
+	if waiting {
+		c.getWaitingSince = c.clk.Now()
+	} else {
+		c.getWaitingSince = time.Time{}
+	}
+	close(c.getChanged)
+	c.getChanged = make(chan struct{})
+	c.mu.Unlock()
+}
+
 // countGet adds to the runner counts and wakes settle.
 func (c *Client) countGet(running, open int) {
 	c.mu.Lock()

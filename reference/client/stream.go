@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // pending is a request waiting for its response on a stream.
@@ -63,7 +65,13 @@ func (c *Client) consume(ctx context.Context, sess session, a *answer, src sourc
 	stop := context.AfterFunc(ctx, func() { a.resp.Body.Close() })
 	defer stop()
 	for {
+		if src.stream == "standalone" {
+			c.getWaiting(true)
+		}
 		ev, err := a.events.Next()
+		if src.stream == "standalone" {
+			c.getWaiting(false)
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				res.err = err
@@ -231,12 +239,49 @@ func (c *Client) follow(ctx context.Context, sess session, a *answer, p *pending
 	}
 }
 
-// settle gives notifications the server sent on the GET stream just before
-// a resumed call's response (on another connection) the time to arrive
-// first, so that the result is handed over last: it waits for the GET
-// stream to be open (it may be reconnecting after the same cut), then Settle.
+// settle gives notifications the server sent on the GET stream before a
+// resumed call's response (on another connection) the time to be handed
+// over first, so that the result comes last: it waits for the GET stream
+// to be open (it may be reconnecting after the same cut), then until its
+// reader has waited on the network for Settle, having handled everything
+// that had arrived (under load that takes longer than Settle).
 func (c *Client) settle(ctx context.Context) {
-	if c.opts.Settle > 0 && c.awaitGET(ctx, c.opts.MaxReconnectDelay+c.opts.Settle) {
-		c.sleep(ctx, c.opts.Settle)
+	if c.opts.Settle <= 0 {
+		return
+	}
+	limit := c.clk.NewTimer(c.opts.MaxReconnectDelay + c.opts.Settle)
+	defer limit.Stop()
+	for {
+		c.mu.Lock()
+		running, open, waiting, changed := c.getRunning, c.getOpen, c.getWaitingSince, c.getChanged
+		c.mu.Unlock()
+		var quiet clock.Timer
+		var quietC <-chan time.Time
+		switch {
+		case running == 0:
+			return
+		case open > 0 && !waiting.IsZero():
+			left := c.opts.Settle - c.clk.Since(waiting)
+			if left <= 0 {
+				return
+			}
+			quiet = c.clk.NewTimer(left)
+			quietC = quiet.C()
+		}
+		done := false
+		select {
+		case <-changed:
+		case <-quietC: // the next round finds it quiet long enough
+		case <-limit.C():
+			done = true
+		case <-ctx.Done():
+			done = true
+		}
+		if quiet != nil {
+			quiet.Stop()
+		}
+		if done {
+			return
+		}
 	}
 }
