@@ -243,12 +243,13 @@ func (c *Client) follow(ctx context.Context, sess session, a *answer, p *pending
 // resumed call's response (on another connection) the time to be handed
 // over first, so that the result comes last: it waits for the GET stream
 // to be open (it may be reconnecting after the same cut), then until its
-// reader has waited on the network for Settle, having handled everything
-// that had arrived (under load that takes longer than Settle).
+// reader has handled everything that had arrived and waited on the
+// network for Settle since the result (under load, handling takes longer).
 func (c *Client) settle(ctx context.Context) {
 	if c.opts.Settle <= 0 {
 		return
 	}
+	start := c.clk.Now()
 	limit := c.clk.NewTimer(c.opts.MaxReconnectDelay + c.opts.Settle)
 	defer limit.Stop()
 	for {
@@ -261,6 +262,9 @@ func (c *Client) settle(ctx context.Context) {
 		case running == 0:
 			return
 		case open > 0 && !waiting.IsZero():
+			if waiting.Before(start) {
+				waiting = start // what arrives with the result counts too
+			}
 			left := c.opts.Settle - c.clk.Since(waiting)
 			if left <= 0 {
 				return
