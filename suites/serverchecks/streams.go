@@ -118,14 +118,13 @@ func streamChecks() []def {
 		}},
 
 		{id: "EVT-REPLAY-POST", need: func(c *target.Config) time.Duration { return 2 * notifyNeed(c) }, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
 			// A client that holds no standalone GET stream and resumes the
 			// stream that broke, as the specification describes: once at
 			// once, before the server may have noticed the cut, and once a
-			// notification interval later, when it has.
+			// notification interval later, when it has. A session each.
 			every := e.Config.Tools.Notifying.Interval.D()
-			e.replayPOST(ctx, sid, "replay-post-at-once", 0)
-			e.replayPOST(ctx, sid, "replay-post-noticed", every+every/2)
+			e.replayPOST(ctx, "replay-post-at-once", 0)
+			e.replayPOST(ctx, "replay-post-noticed", every+every/2)
 		}},
 
 		{id: "SSE-PRIMING", need: notifyNeed, body: func(ctx context.Context, e *env) {
@@ -180,12 +179,13 @@ func streamChecks() []def {
 	}
 }
 
-// replayPOST calls the notifying tool, has its POST stream cut after its
+// replayPOST calls the notifying tool in a new session, has its POST stream cut after its
 // priming event and two more (it is the only stream open), waits wait,
 // and resumes it: the missed notifications, each once and in order, then
 // the response, must come on the resumed stream.
-func (e *env) replayPOST(ctx context.Context, sid, token string, wait time.Duration) {
+func (e *env) replayPOST(ctx context.Context, token string, wait time.Duration) {
 	e.Helper()
+	sid := e.connect(ctx, e.C)
 	e.cutAfter(3)
 	k := e.startNotifying(ctx, e.C, sid, token)
 	e.Eventually(func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() }).
