@@ -3,6 +3,7 @@ package serverchecks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/target"
 )
 
 // primingWait bounds how long a new stream may take to send its priming event.
@@ -115,25 +117,14 @@ func streamChecks() []def {
 			}
 		}},
 
-		{id: "EVT-REPLAY-POST", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			// The call's POST stream is the only stream open, so it is the one cut:
-			// after its priming event and two more.
-			e.cutAfter(3)
-			k := e.startNotifying(ctx, e.C, sid, "replay-post")
-			e.Eventually(func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() }).
-				Should(BeTrue(), "the POST stream cut after 3 events, or its response")
-			if _, done := k.response(k.post.Messages()); done {
-				e.Skip("the call's POST stream carried its response within 3 events, so it could not be cut before it: " + notesElsewhere)
-			}
-			e.needIDs(k.post)
-			resumed := e.resume(ctx, sid, k.post.LastID())
-			get := e.openGET(ctx, e.C, sid, "")
-			e.awaitResponse(ctx, k, resumed)
-			e.Pause(quiet(e.Config))
-			// Missed notifications come on the resumed stream, or on the standalone
-			// stream where the server redirects a dead stream's notifications.
-			e.expectOnce(e.notes(k.post.Messages(), k), e.notes(resumed.Messages(), k), e.notes(get.Messages(), k))
+		{id: "EVT-REPLAY-POST", need: func(c *target.Config) time.Duration { return 2 * notifyNeed(c) }, body: func(ctx context.Context, e *env) {
+			// A client that holds no standalone GET stream and resumes the
+			// stream that broke, as the specification describes: once at
+			// once, before the server may have noticed the cut, and once a
+			// notification interval later, when it has. A session each.
+			every := e.Config.Tools.Notifying.Interval.D()
+			e.replayPOST(ctx, "replay-post-at-once", 0)
+			e.replayPOST(ctx, "replay-post-noticed", every+every/2)
 		}},
 
 		{id: "SSE-PRIMING", need: notifyNeed, body: func(ctx context.Context, e *env) {
@@ -185,5 +176,39 @@ func streamChecks() []def {
 			_, err := wire.ResultText(m.Result)
 			e.Expect(err).NotTo(HaveOccurred(), "the call's result after its stream was dropped")
 		}, reset: true},
+	}
+}
+
+// replayPOST calls the notifying tool in a new session, has its POST stream cut after its
+// priming event and two more (it is the only stream open), waits wait,
+// and resumes it: the missed notifications, each once and in order, then
+// the response, must come on the resumed stream.
+func (e *env) replayPOST(ctx context.Context, token string, wait time.Duration) {
+	e.Helper()
+	sid := e.connect(ctx, e.C)
+	e.cutAfter(3)
+	k := e.startNotifying(ctx, e.C, sid, token)
+	e.Eventually(func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() }).
+		Should(BeTrue(), "the POST stream of %s cut after 3 events, or its response", token)
+	if _, done := k.response(k.post.Messages()); done {
+		e.Skip("the call's POST stream carried its response within 3 events, so it could not be cut before it: " + notesElsewhere)
+	}
+	e.needIDs(k.post)
+	when := "at once"
+	if wait > 0 {
+		when = fmt.Sprintf("%v after the cut (the server has noticed it)", wait)
+		e.Logf("no stream for %v: the server notices the cut", wait)
+		e.Pause(wait)
+	}
+	resumed := e.resume(ctx, sid, k.post.LastID())
+	resumed.name = "the POST stream resumed " + when
+	e.awaitResponse(ctx, k, resumed)
+	e.Pause(quiet(e.Config)) // a notification sent after the response arrives meanwhile
+	e.expectDelivered(k, k.post, resumed)
+	msgs := resumed.Messages()
+	for i, m := range msgs {
+		if k.isResponse(m) && len(e.notes(msgs[i+1:], k)) > 0 {
+			e.Failf("%s carried notifications after the call's response", resumed.name)
+		}
 	}
 }
