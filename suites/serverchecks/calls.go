@@ -114,12 +114,10 @@ func (e *env) expectSequence(parts ...[]string) {
 func (e *env) expectDelivered(k *call, streams ...*collector) {
 	e.Helper()
 	notes := make([][]string, len(streams))
-	var where []string
 	for i, c := range streams {
 		notes[i] = e.notes(c.Messages(), k)
-		where = append(where, fmt.Sprintf("%s: %s", c.name, progressList(notes[i])))
 	}
-	byStream := "; by stream: " + strings.Join(where, "; ")
+	byStream := "; " + e.byStream(k, streams...)
 	seen := map[string]string{}
 	total := 0
 	for i, c := range streams {
@@ -141,6 +139,15 @@ func (e *env) expectDelivered(k *call, streams ...*collector) {
 	if want := e.Config.Tools.Notifying.Notifications; total != want {
 		e.Failf("every notification of the call exactly once: got %d of %d%s", total, want, byStream)
 	}
+}
+
+// byStream says which of the call's notifications each stream carried.
+func (e *env) byStream(k *call, streams ...*collector) string {
+	var where []string
+	for _, c := range streams {
+		where = append(where, fmt.Sprintf("%s: %s", c.name, progressList(e.notes(c.Messages(), k))))
+	}
+	return "by stream: " + strings.Join(where, "; ")
 }
 
 // countNotes is how many of the call's notifications the streams carry.

@@ -45,6 +45,7 @@ func (e *env) watch(c *wire.Client, sid string) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	inflight := make(chan struct{}, maxKeepWarm)
 	wg.Go(func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
@@ -57,11 +58,20 @@ func (e *env) watch(c *wire.Client, sid string) {
 			if e.ended(sid) {
 				return
 			}
-			// A request cut short may not count as activity: give it time
-			// (a busy machine), at the cost of a tick or two.
-			rctx, cancel := context.WithTimeout(ctx, keepWarmTimeout)
-			_, _ = direct.Post(rctx, sid, ownRequest("tools/list", fmt.Sprintf("keep-warm-%d", n)))
-			cancel()
+			// One request per tick, not waiting for the last: on a busy
+			// machine one may take longer than a tick, and a request cut
+			// short may not count as activity. A few at most in flight.
+			select {
+			case inflight <- struct{}{}:
+			default:
+				continue
+			}
+			wg.Go(func() {
+				defer func() { <-inflight }()
+				rctx, cancel := context.WithTimeout(ctx, keepWarmTimeout)
+				defer cancel()
+				_, _ = direct.Post(rctx, sid, ownRequest("tools/list", fmt.Sprintf("keep-warm-%d", n)))
+			})
 		}
 	})
 	e.Cleanup(func(context.Context) { stop(); wg.Wait() })
@@ -74,6 +84,9 @@ func (e *env) watch(c *wire.Client, sid string) {
 func ownRequest(method, id string) map[string]any {
 	return map[string]any{"jsonrpc": "2.0", "id": "mcp-conform-" + id, "method": method}
 }
+
+// maxKeepWarm bounds the keep-warm requests in flight for one session.
+const maxKeepWarm = 3
 
 // keepWarmTimeout bounds one keep-warm request.
 const keepWarmTimeout = 10 * time.Second
