@@ -283,11 +283,11 @@ func TestFailingWaitsAreBounded(t *testing.T) {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
 	}
 	for _, c := range readRun(t, js).Checks {
-		if c.ID != "REDIRECT-ORPHANED" && c.ID != "REPLAY-GAP" {
-			continue
-		}
-		if c.Verdict != report.Fail || !strings.HasPrefix(c.Message, "waited ") || !strings.Contains(c.Message, "in vain") {
+		switch {
+		case c.ID == "REPLAY-GAP" && (c.Verdict != report.Fail || !strings.HasPrefix(c.Message, "waited ") || !strings.Contains(c.Message, "in vain")):
 			t.Errorf("%s: %s %q; want a failure that says what it waited for and how long", c.ID, c.Verdict, c.Message)
+		case c.ID == "REDIRECT-ORPHANED" && (c.Verdict != report.Fail || !strings.Contains(c.Message, "by stream: ")):
+			t.Errorf("%s: %s %q; want a failure that says which notification came on which stream", c.ID, c.Verdict, c.Message)
 		}
 	}
 	if took > boundedRun {
