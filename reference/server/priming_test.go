@@ -149,14 +149,24 @@ func TestPrimingProtocolVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Without a priming event the headers come with step 1.
-	opened := make(chan error, 1)
+	type opening struct {
+		s   *wire.Stream
+		err error
+	}
+	opened := make(chan opening, 1)
 	go func() {
-		_, err := c.Open(req)
-		opened <- err
+		s, err := c.Open(req)
+		opened <- opening{s, err}
 	}()
 	e.step()
-	if err := <-opened; err != nil {
-		t.Fatal(err)
+	o := <-opened
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	// Both messages of step 1 are read before the cut, so none of them is
+	// left for the GET stream.
+	if got := describe(t, next(t, o.s, 2)); got != "progress I, log step 1 of 2" {
+		t.Fatalf("2025-06-18 POST stream: %s", got)
 	}
 	c = e.refresh()
 	c.ProtocolVersion = "2025-06-18"
