@@ -70,25 +70,22 @@ func TestHeapBoundedAfterManyCalls(t *testing.T) {
 	if err := s.Open(context.Background(), "s1", ""); err != nil {
 		t.Fatal(err)
 	}
-	ids := make([]string, 100000)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("%026d", i) // as long as the go-sdk's stream ids
-	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	for _, id := range ids {
-		call(t, s, "s1", id)
+	for i := range 100000 {
+		call(t, s, "s1", fmt.Sprintf("%026d", i)) // as long as the go-sdk's stream ids
 	}
-	ids = nil
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(s)
 	// The accounting is approximate; twice the bound leaves room for it and
 	// for slices grown ahead of use, and is far below what 100,000 kept
 	// streams take.
-	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 2*maxBytes {
-		t.Fatalf("heap grew %d bytes for a %d-byte bound (%+v)", grown, maxBytes, s.Stats())
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("heap grew %d bytes for a %d-byte bound (%+v)", grown, maxBytes, s.Stats())
+	if grown > 2*maxBytes {
+		t.Fatal("more than twice the bound")
 	}
 }
 
