@@ -36,7 +36,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&cfg.ResumeTokenTTL, "resume-token-ttl", 0, "lifetime of job resume tokens (default idle threshold + grace period + 10m)")
 	fs.DurationVar(&cfg.EventMaxAge, "event-max-age", server.DefaultEventMaxAge, "events older than this are evicted from the replay store")
 	fs.DurationVar(&cfg.EventCleanupInterval, "event-cleanup-interval", server.DefaultEventCleanupInterval, "how often old events are evicted")
-	fs.Int64Var(&cfg.EventMaxBytes, "event-max-bytes", server.DefaultEventMaxBytes, "bound on the replay store's size; the oldest events go first")
+	fs.Int64Var(&cfg.EventMaxBytes, "event-max-bytes", server.DefaultEventMaxBytes, "bound on the replay store's memory: event data plus a fixed overhead per event, stream and session; the oldest go first")
 	fs.DurationVar(&cfg.SSEKeepAlive, "sse-keepalive", server.DefaultSSEKeepAlive, "interval of keep-alive comments on quiet SSE streams; 0 turns them off")
 	fs.DurationVar(&cfg.SSERetry, "sse-retry", server.DefaultSSERetry, "retry value sent before the server closes a stream on purpose")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest POST body accepted")

@@ -103,3 +103,61 @@ func BenchmarkEmptySession(b *testing.B) {
 	runtime.KeepAlive(ids)
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "B/session")
 }
+
+// BenchmarkResumeNearEnd resumes near the end of a stream whose history
+// is long, mostly priming events of GET reconnects. After replays the last
+// 10 events; Prime is a fresh GET resuming after the last message a client
+// was sent, with nothing to replay. The cost must follow what is replayed,
+// not the history.
+func BenchmarkResumeNearEnd(b *testing.B) {
+	ctx := context.Background()
+	appendN := func(b *testing.B, s *Store, n int) {
+		for range n {
+			if err := s.Append(ctx, "s1", "", notification); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	primeN := func(b *testing.B, s *Store, index, n int) {
+		for range n {
+			if _, err := s.Prime("s1", "", index, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, history := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("after/history_%d", history), func(b *testing.B) {
+			s := New(Options{MaxAge: DefaultMaxAge, MaxBytes: DefaultMaxBytes})
+			appendN(b, s, 1)
+			primeN(b, s, 0, history)
+			appendN(b, s, 10)
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				for d, err := range s.After(ctx, "s1", "", 0) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(d) > 0 { // as the go-sdk counts
+						n++
+					}
+				}
+				if n != 10 {
+					b.Fatalf("replayed %d events, want 10", n)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("prime/history_%d", history), func(b *testing.B) {
+			s := New(Options{MaxAge: DefaultMaxAge, MaxBytes: DefaultMaxBytes})
+			appendN(b, s, 10)
+			primeN(b, s, 9, history)
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := s.Prime("s1", "", 9, false)
+				if err != nil || len(p.Backlog) != 0 {
+					b.Fatalf("backlog of %d events, %v; want none", len(p.Backlog), err)
+				}
+			}
+		})
+	}
+}

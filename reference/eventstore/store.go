@@ -6,17 +6,23 @@
 // position of the event in its stream (the standalone GET stream has stream
 // id ""). An index is the absolute append position and eviction never
 // renumbers, so an id keeps meaning the same event for as long as the
-// session is known; once any event after it is gone, resuming from it
-// reports ErrEvicted instead of silently skipping data.
+// session is known; once any event with data after it is gone, resuming
+// from it reports ErrEvicted instead of silently skipping data. Events
+// without data (priming events) take an index and are not stored: a replay
+// yields only events with data.
 //
-// Events are evicted oldest first, by append time across all sessions, when
-// they are older than Options.MaxAge (on Sweep) or when the total data size
-// would exceed Options.MaxBytes (on Append). A session's streams and
-// remaining events are freed only by Forget.
+// Everything the store holds is charged against Options.MaxBytes: event
+// data plus a per-event overhead, resume points, streams, tombstones and
+// sessions. Evictable items go oldest first, by append time across all
+// sessions, when they are older than Options.MaxAge (on Sweep) or when the
+// total would exceed MaxBytes (on Append and Prime). A POST stream that is
+// finished (see WithRequests) and has nothing left is replaced by a
+// tombstone that keeps its numbering and is evicted in turn. Sessions, the
+// standalone streams and the streams of requests still running are charged
+// but only Forget frees them.
 //
 // Prime serves a server that replays a stream itself: it appends a priming
-// event and returns what to send after it. The mcp.EventStore methods treat
-// priming events as plain empty events.
+// event and returns what to send after it.
 package eventstore
 
 import (
@@ -55,16 +61,18 @@ var (
 type Options struct {
 	MaxAge          time.Duration // events older than this are evicted by Sweep; <= 0 means no age limit
 	CleanupInterval time.Duration // how often Run sweeps; <= 0 means DefaultCleanupInterval
-	MaxBytes        int64         // bound on stored data bytes across all sessions; <= 0 means unbounded
+	MaxBytes        int64         // bound on Stats.Cost across all sessions; <= 0 means unbounded
 	Clock           clock.Clock   // nil means clock.RealClock{}
 }
 
 // Stats is a point-in-time count of what the store retains.
 type Stats struct {
-	Sessions int   // sessions not yet forgotten
-	Streams  int   // streams of those sessions, including fully evicted ones
-	Events   int   // retained events, including empty priming events
-	Bytes    int64 // retained data bytes
+	Sessions   int   // sessions not yet forgotten
+	Streams    int   // streams of those sessions, including fully evicted ones not yet dropped
+	Tombstones int   // dropped streams still remembered
+	Events     int   // retained events (all have data)
+	Bytes      int64 // retained data bytes
+	Cost       int64 // what MaxBytes bounds: data plus the overhead of every item
 }
 
 // Store is an in-memory mcp.EventStore. It is safe for concurrent use.
@@ -76,38 +84,16 @@ type Store struct {
 	epoch    time.Time // append times are offsets from here, on the clock's monotonic reading
 
 	mu       sync.Mutex
-	sessions map[string]map[string]*stream
+	sessions map[string]*session
 	peak     int           // largest len(sessions) since the map was last rebuilt
-	order    queue[record] // retained events, in append order, plus stale records
-	stale    int           // records in order whose stream was forgotten
+	order    queue[record] // evictable items, in append order, plus stale records
+	stale    int           // records in order whose item is gone
 	streams  int
+	tombs    int
 	events   int
 	bytes    int64
-}
-
-// stream holds the retained suffix of one stream's events.
-type stream struct {
-	base   int // index of the first retained event; advanced by eviction so indices never shift
-	events queue[[]byte]
-	dead   bool // set by Forget so that records still pointing here are skipped
-	// resumes maps a retained priming event that was followed by a backlog
-	// to the index its response resumed after (see Prime).
-	resumes map[int]int
-	// lostBacklog: event base-1 was such a priming event; its backlog went
-	// before it, so resuming from it can only report ErrEvicted.
-	lostBacklog bool
-}
-
-// last is the index of the last appended event, -1 if none.
-func (st *stream) last() int { return st.base + st.events.len() - 1 }
-
-// record is the global append-order entry for one event. Both kinds of
-// eviction pop from the front of Store.order, so each stream loses events
-// from its own front, in index order.
-type record struct {
-	st    *stream
-	index int
-	at    time.Duration // append time since Store.epoch
+	cost     int64
+	fixed    int64 // cost of what only Forget frees: sessions and their standalone streams
 }
 
 // New returns an empty Store.
@@ -126,98 +112,141 @@ func New(opts Options) *Store {
 		maxBytes: max(opts.MaxBytes, 0),
 		clk:      clk,
 		epoch:    clk.Now(),
-		sessions: make(map[string]map[string]*stream),
+		sessions: make(map[string]*session),
 	}
 }
 
 // Open implements mcp.EventStore. Re-opening an existing stream keeps its
 // events and numbering: the SDK opens the standalone stream whenever it
 // connects a transport, including a new transport for an existing session.
-func (s *Store) Open(_ context.Context, sessionID, streamID string) error {
+// A POST stream opened with a WithRequests context can be dropped once
+// finished.
+func (s *Store) Open(ctx context.Context, sessionID, streamID string) error {
+	pending := -1
+	if n, ok := requestsFrom(ctx); ok && streamID != "" {
+		pending = n
+	}
+	at := s.clk.Since(s.epoch) // not under s.mu: a fake clock runs timers under its own lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.openLocked(sessionID, streamID)
+	defer s.fitLocked(at)
+	sess := s.sessionLocked(sessionID)
+	if sess.streams[streamID] == nil && sess.tombs[streamID] == nil {
+		st := s.newStreamLocked(sess, streamID, newMarks(), pending)
+		if streamID != "" {
+			// Until something is appended, only this record lets an
+			// opened stream go: a request refused after Open never appends.
+			st.refs++
+			s.pushLocked(openRecord(st), at)
+		}
+	}
 	return nil
 }
 
-func (s *Store) openLocked(sessionID, streamID string) *stream {
-	streams, ok := s.sessions[sessionID]
+func (s *Store) sessionLocked(id string) *session {
+	sess, ok := s.sessions[id]
 	if !ok {
-		streams = make(map[string]*stream, 1)
-		s.sessions[sessionID] = streams
+		sess = &session{id: id, streams: make(map[string]*stream, 1)}
+		s.sessions[id] = sess
 		s.peak = max(s.peak, len(s.sessions))
+		s.cost += idCost(sessionCost, id)
+		s.fixed += idCost(sessionCost, id)
 	}
-	st, ok := streams[streamID]
-	if !ok {
-		st = &stream{}
-		streams[streamID] = st
-		s.streams++
+	return sess
+}
+
+func (s *Store) newStreamLocked(sess *session, id string, m marks, pending int) *stream {
+	st := &stream{sess: sess, id: id, marks: m, pending: pending}
+	sess.streams[id] = st
+	s.streams++
+	s.cost += idCost(streamCost, id)
+	if id == "" {
+		s.fixed += streamCost
 	}
 	return st
 }
 
 // Append implements mcp.EventStore. The event gets the next index of the
 // stream, which is created if it was not opened. Empty data (the priming
-// event) takes an index but no bytes. If MaxBytes is set, the oldest events
-// of any session are evicted until the new data fits.
+// event) takes an index and nothing else. If MaxBytes is set, the oldest
+// items of any session are evicted until the new event fits; an event that
+// could never fit is not kept, so resuming from before it reports
+// ErrEvicted.
 func (s *Store) Append(_ context.Context, sessionID, streamID string, data []byte) error {
 	// The interface does not hand over ownership of data, so keep a copy.
 	var d []byte
+	resp := false
 	if len(data) > 0 {
 		d = bytes.Clone(data)
+		resp = isResponse(d)
 	}
-	at := s.clk.Since(s.epoch) // not under s.mu: a fake clock runs timers under its own lock
+	at := s.clk.Since(s.epoch)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.appendLocked(s.openLocked(sessionID, streamID), d, at)
+	defer s.fitLocked(at)
+	sess := s.sessionLocked(sessionID)
+	st, tb := sess.streams[streamID], sess.tombs[streamID]
+	switch {
+	case d == nil && st == nil && tb != nil && tb.pending == 0:
+		tb.last++ // finished: no data can follow, the tombstone can stay
+		return nil
+	case st == nil && tb != nil:
+		st = s.reviveLocked(tb)
+	case st == nil:
+		st = s.newStreamLocked(sess, streamID, newMarks(), -1)
+	}
+	st.last++
+	if d == nil {
+		return nil
+	}
+	if resp && st.pending > 0 {
+		st.pending--
+	}
+	s.appendLocked(st, Event{Index: st.last, Data: d}, at)
+	s.retireLocked(st, at)
 	return nil
 }
 
-// appendLocked adds d, which the store owns, to st and returns its index;
-// at is the time since the epoch, read before s.mu was taken.
-func (s *Store) appendLocked(st *stream, d []byte, at time.Duration) int {
-	if s.maxBytes > 0 {
-		// Stop once no bytes are left, so an oversized event does not also
-		// flush every empty priming event.
-		for s.bytes > 0 && s.bytes+int64(len(d)) > s.maxBytes {
-			s.popOldestLocked()
-		}
-	}
-	st.events.push(d)
-	// Appends that read the clock before a later one took the lock keep
-	// the records in time order, which Sweep relies on.
-	if n := s.order.len(); n > 0 {
-		at = max(at, s.order.at(n-1).at)
-	}
-	s.order.push(record{st: st, index: st.last(), at: at})
-	s.events++
-	s.bytes += int64(len(d))
-	return st.last()
-}
-
-// popOldestLocked drops the front of s.order and, unless its stream was
-// forgotten, the event it stands for.
-func (s *Store) popOldestLocked() {
-	r := s.order.front()
-	s.order.pop()
-	if r.st.dead {
-		s.stale--
+// appendLocked keeps ev, whose data the store owns, as st's newest event;
+// the caller then evicts to fit.
+func (s *Store) appendLocked(st *stream, ev Event, at time.Duration) {
+	c := eventCost + int64(len(ev.Data))
+	if s.maxBytes > 0 && c > s.maxBytes-s.fixed {
+		// It would not fit even alone: keep the others rather than flush
+		// them all for nothing.
+		st.floor = ev.Index
 		return
 	}
-	st := r.st
-	s.bytes -= int64(len(st.events.front()))
-	s.events--
-	st.events.pop()
-	_, st.lostBacklog = st.resumes[st.base]
-	delete(st.resumes, st.base)
-	st.base++
+	st.events.push(ev)
+	st.refs++
+	s.pushLocked(eventRecord(st, ev.Index), at)
+	s.events++
+	s.bytes += int64(len(ev.Data))
+	s.cost += c
+}
+
+// lookupLocked returns the marks of a stream or tombstone, and the stream
+// if it is not dropped; m is nil if neither is known.
+func (s *Store) lookupLocked(sessionID, streamID string) (m *marks, st *stream) {
+	sess := s.sessions[sessionID]
+	if sess == nil {
+		return nil, nil
+	}
+	if st := sess.streams[streamID]; st != nil {
+		return &st.marks, st
+	}
+	if tb := sess.tombs[streamID]; tb != nil {
+		return &tb.marks, nil
+	}
+	return nil, nil
 }
 
 // After implements mcp.EventStore. It yields the data of the events with
-// index > index in order; index -1 (or less) means from the start. If any of
-// those events was evicted it yields a single error wrapping ErrEvicted and
-// nothing else, never a partial replay; an unknown session or stream gives a
-// single error wrapping ErrUnknownStream. An index at or past the last event
+// index > index in order; index -1 (or less) means from the start. Events
+// without data are not stored and so not yielded. If any of those events
+// was evicted it yields a single error wrapping ErrEvicted and nothing
+// else, never a partial replay; an unknown session or stream gives a single
+// error wrapping ErrUnknownStream. An index at or past the last event
 // yields nothing.
 //
 // The events are copied out under the lock when iteration starts, so the
@@ -241,16 +270,29 @@ func (s *Store) After(_ context.Context, sessionID, streamID string, index int) 
 func (s *Store) snapshot(sessionID, streamID string, index int) ([][]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, err := s.checkLocked(sessionID, streamID, index)
-	switch {
+	index = max(index, -1)
+	m, st := s.lookupLocked(sessionID, streamID)
+	if m == nil {
+		return nil, fmt.Errorf("%w: session %q, stream %q", ErrUnknownStream, sessionID, streamID)
+	}
+	switch err := m.check(index); {
 	case errors.Is(err, ErrFutureIndex):
 		return nil, nil
-	case errors.Is(err, ErrEvicted):
-		return nil, fmt.Errorf("%w: session %q, stream %q, after index %d", err, sessionID, streamID, index)
 	case err != nil:
-		return nil, fmt.Errorf("%w: session %q, stream %q", err, sessionID, streamID)
+		return nil, fmt.Errorf("%w: session %q, stream %q, after index %d", err, sessionID, streamID, index)
 	}
-	return st.events.copyFrom(max(index, -1) + 1 - st.base), nil
+	if st == nil {
+		return nil, nil
+	}
+	i := st.firstAfter(index)
+	if i == st.events.len() {
+		return nil, nil
+	}
+	data := make([][]byte, st.events.len()-i)
+	for j := range data {
+		data[j] = st.events.at(i + j).Data
+	}
+	return data, nil
 }
 
 // Check reports what After would say about resuming after index, without
@@ -259,87 +301,11 @@ func (s *Store) snapshot(sessionID, streamID string, index int) ([][]byte, error
 func (s *Store) Check(sessionID, streamID string, index int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, err := s.checkLocked(sessionID, streamID, index)
-	return err
-}
-
-func (s *Store) checkLocked(sessionID, streamID string, index int) (*stream, error) {
-	st, ok := s.sessions[sessionID][streamID]
-	if !ok {
-		return nil, ErrUnknownStream
+	m, _ := s.lookupLocked(sessionID, streamID)
+	if m == nil {
+		return ErrUnknownStream
 	}
-	index = max(index, -1)
-	switch last := st.last(); {
-	case index > last:
-		return st, ErrFutureIndex
-	case index < last && index+1 < st.base:
-		// At least event index+1 is wanted and it is gone. A fully evicted
-		// stream still resumes cleanly from its last index.
-		return st, ErrEvicted
-	}
-	return st, nil
-}
-
-// Event is a stored event and its index in its stream.
-type Event struct {
-	Index int
-	Data  []byte // shared with the store: do not modify
-}
-
-// Priming is what Prime returns: the priming event's index and the backlog
-// to send after it, the events with data after the resume point, in order.
-type Priming struct {
-	Index   int
-	Backlog []Event
-}
-
-// Prime starts an SSE response that resumes the stream after index (-1 or
-// less: from the start): it appends an empty priming event, for the response
-// to send first, and returns its index with the backlog to send next.
-//
-// A priming event stands for its response's resume point, not for its own
-// place after the backlog: Prime from it yields that backlog again, so
-// nothing is lost if only the priming event got through. Backlogs hold no
-// empty events, so priming events are never replayed.
-//
-// Errors are those of Check, except that with skipEvicted a gap is skipped
-// and the backlog starts at the oldest retained event. An unknown stream is
-// not created.
-func (s *Store) Prime(sessionID, streamID string, index int, skipEvicted bool) (Priming, error) {
-	at := s.clk.Since(s.epoch)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.sessions[sessionID][streamID]
-	if !ok {
-		return Priming{}, ErrUnknownStream
-	}
-	index = max(index, -1)
-	if from, ok := st.resumes[index]; ok {
-		index = from
-	}
-	switch last := st.last(); {
-	case index > last:
-		return Priming{}, ErrFutureIndex
-	case index < last && index+1 < st.base, index == st.base-1 && st.lostBacklog:
-		if !skipEvicted {
-			return Priming{}, ErrEvicted
-		}
-		index = st.base - 1
-	}
-	var backlog []Event
-	for i := index + 1 - st.base; i < st.events.len(); i++ {
-		if d := st.events.at(i); len(d) > 0 {
-			backlog = append(backlog, Event{Index: st.base + i, Data: d})
-		}
-	}
-	p := Priming{Index: s.appendLocked(st, nil, at), Backlog: backlog}
-	if len(backlog) > 0 {
-		if st.resumes == nil {
-			st.resumes = make(map[int]int, 1)
-		}
-		st.resumes[p.Index] = index
-	}
-	return p, nil
+	return m.check(max(index, -1))
 }
 
 // LastIndex returns the index of the last event appended to the stream, -1
@@ -348,11 +314,11 @@ func (s *Store) Prime(sessionID, streamID string, index int, skipEvicted bool) (
 func (s *Store) LastIndex(sessionID, streamID string) (index int, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, ok := s.sessions[sessionID][streamID]
-	if !ok {
+	m, _ := s.lookupLocked(sessionID, streamID)
+	if m == nil {
 		return 0, false
 	}
-	return st.last(), true
+	return m.last, true
 }
 
 // SessionClosed implements mcp.EventStore and deliberately does nothing.
@@ -366,54 +332,16 @@ func (s *Store) SessionClosed(context.Context, string) error {
 	return nil
 }
 
-// Forget frees every stream and event of the session. Later calls for it
-// report ErrUnknownStream until it is opened or appended to again, which
-// starts numbering from 0.
-func (s *Store) Forget(sessionID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	streams, ok := s.sessions[sessionID]
-	if !ok {
-		return
-	}
-	for _, st := range streams {
-		n := st.events.len()
-		for i := range n {
-			s.bytes -= int64(len(st.events.at(i)))
-		}
-		s.events -= n
-		s.stale += n
-		st.events = queue[[]byte]{}
-		st.dead = true
-	}
-	s.streams -= len(streams)
-	delete(s.sessions, sessionID)
-
-	// Drop stale records once they are half of s.order; the rebuild costs
-	// at most twice the records forgotten since the last one.
-	if s.stale > 0 && 2*s.stale >= s.order.len() {
-		s.order.filter(func(r record) bool { return !r.st.dead })
-		s.stale = 0
-	}
-	// Go maps never shrink, so rebuild after a burst of sessions has gone.
-	if s.peak > 1024 && len(s.sessions) < s.peak/4 {
-		m := make(map[string]map[string]*stream, len(s.sessions))
-		for id, streams := range s.sessions {
-			m[id] = streams
-		}
-		s.sessions = m
-		s.peak = len(m)
-	}
-}
-
 // Stats returns the current counts.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Stats{
-		Sessions: len(s.sessions),
-		Streams:  s.streams,
-		Events:   s.events,
-		Bytes:    s.bytes,
+		Sessions:   len(s.sessions),
+		Streams:    s.streams,
+		Tombstones: s.tombs,
+		Events:     s.events,
+		Bytes:      s.bytes,
+		Cost:       s.cost,
 	}
 }

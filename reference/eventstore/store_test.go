@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,31 +68,73 @@ func appendAll(t *testing.T, s *Store, session, stream string, data ...string) {
 	}
 }
 
-// checkInvariants verifies the counters against the data and that the
-// append-order records cover exactly the retained events of every stream.
+// stats is s.Stats without Cost, which checkInvariants checks.
+func stats(s *Store) Stats {
+	st := s.Stats()
+	st.Cost = 0
+	return st
+}
+
+// checkInvariants verifies the counters and the cost against the data, that
+// the append-order records cover exactly what can be evicted, and that the
+// store is within its bound unless nothing is left to evict.
 func checkInvariants(t *testing.T, s *Store) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var streams, events int
-	var nbytes int64
-	next := map[*stream]int{}
-	for _, ss := range s.sessions {
-		for _, st := range ss {
-			if st.dead {
-				t.Fatal("live session holds a dead stream")
+	var streams, tombs, events int
+	var nbytes, cost, fixed int64
+	refs := map[*stream]int{}
+	next := map[*stream]int{} // position in events of the next event record
+	live := map[*tomb]bool{}
+	for id, sess := range s.sessions {
+		cost += idCost(sessionCost, id)
+		fixed += idCost(sessionCost, id)
+		for sid, st := range sess.streams {
+			if st.dead || st.sess != sess || st.id != sid {
+				t.Fatalf("stream %q of %q: dead %v, wrong owner or id", sid, id, st.dead)
+			}
+			if st.droppable() {
+				t.Fatalf("stream %q of %q can be dropped but was not", sid, id)
+			}
+			if _, ok := sess.tombs[sid]; ok {
+				t.Fatalf("stream %q of %q is also a tombstone", sid, id)
 			}
 			streams++
-			events += st.events.len()
-			for i := range st.events.len() {
-				nbytes += int64(len(st.events.at(i)))
+			cost += idCost(streamCost, sid)
+			if sid == "" {
+				fixed += streamCost
 			}
-			next[st] = st.base
+			prev := st.floor
+			for i := range st.events.len() {
+				ev := st.events.at(i)
+				if len(ev.Data) == 0 || ev.Index <= prev || ev.Index > st.last {
+					t.Fatalf("stream %q: event %d at %d after %d (last %d)", sid, i, ev.Index, prev, st.last)
+				}
+				prev = ev.Index
+				nbytes += int64(len(ev.Data))
+				cost += eventCost + int64(len(ev.Data))
+			}
+			events += st.events.len()
+			cost += int64(len(st.resumes)) * resumeCost
+			refs[st] = 0
+			next[st] = 0
+		}
+		for sid, tb := range sess.tombs {
+			if tb.dead || tb.sess != sess || tb.id != sid {
+				t.Fatalf("tombstone %q of %q: dead %v, wrong owner or id", sid, id, tb.dead)
+			}
+			tombs++
+			cost += idCost(tombCost, sid)
+			live[tb] = false
+		}
+		if sess.tombs != nil && len(sess.tombs) == 0 {
+			t.Fatalf("session %q keeps an empty tombstone map", id)
 		}
 	}
-	if streams != s.streams || events != s.events || nbytes != s.bytes {
-		t.Fatalf("counters streams=%d events=%d bytes=%d; data has %d, %d, %d",
-			s.streams, s.events, s.bytes, streams, events, nbytes)
+	if streams != s.streams || tombs != s.tombs || events != s.events || nbytes != s.bytes || cost != s.cost || fixed != s.fixed {
+		t.Fatalf("counters streams=%d tombs=%d events=%d bytes=%d cost=%d fixed=%d; data has %d, %d, %d, %d, %d, %d",
+			s.streams, s.tombs, s.events, s.bytes, s.cost, s.fixed, streams, tombs, events, nbytes, cost, fixed)
 	}
 	stale := 0
 	var prev time.Duration
@@ -101,26 +144,50 @@ func checkInvariants(t *testing.T, s *Store) {
 			t.Fatalf("record %d out of time order", i)
 		}
 		prev = r.at
-		if r.st.dead {
+		if r.stale() {
 			stale++
 			continue
 		}
-		want, ok := next[r.st]
+		if r.kind() == recTomb {
+			seen, ok := live[r.tb]
+			if !ok || seen {
+				t.Fatalf("record %d: tombstone not held, or recorded twice", i)
+			}
+			live[r.tb] = true
+			continue
+		}
+		n, ok := refs[r.st]
 		if !ok {
 			t.Fatalf("record %d points at a stream no session holds", i)
 		}
-		if r.index != want {
-			t.Fatalf("record %d has index %d, want %d", i, r.index, want)
+		refs[r.st] = n + 1
+		switch r.kind() {
+		case recEvent:
+			if r.index() != r.st.events.at(next[r.st]).Index {
+				t.Fatalf("record %d has index %d, want %d", i, r.index(), r.st.events.at(next[r.st]).Index)
+			}
+			next[r.st]++
+		case recResume:
+			if _, ok := r.st.resumes[r.index()]; !ok {
+				t.Fatalf("record %d: no resume point %d", i, r.index())
+			}
 		}
-		next[r.st]++
 	}
 	if stale != s.stale {
 		t.Fatalf("stale = %d, counted %d", s.stale, stale)
 	}
-	for st, n := range next {
-		if n != st.last()+1 {
-			t.Fatalf("records cover stream up to %d, last is %d", n-1, st.last())
+	for st, n := range refs {
+		if n != st.refs || next[st] != st.events.len() {
+			t.Fatalf("stream %q: %d records for refs %d, %d of %d events recorded", st.id, n, st.refs, next[st], st.events.len())
 		}
+	}
+	for _, seen := range live {
+		if !seen {
+			t.Fatal("a tombstone has no record")
+		}
+	}
+	if s.maxBytes > 0 && s.cost > s.maxBytes && s.order.len() > stale {
+		t.Fatalf("cost %d over %d with records left to evict", s.cost, s.maxBytes)
 	}
 }
 
@@ -145,7 +212,7 @@ func TestOpenIdempotent(t *testing.T) {
 	if err != nil || !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Fatalf("After(-1) = %q, %v", got, err)
 	}
-	if st := s.Stats(); st != (Stats{Sessions: 1, Streams: 1, Events: 3, Bytes: 3}) {
+	if st := stats(s); st != (Stats{Sessions: 1, Streams: 1, Events: 3, Bytes: 3}) {
 		t.Fatalf("Stats = %+v", st)
 	}
 	checkInvariants(t, s)
@@ -237,6 +304,8 @@ func TestAppendCopiesData(t *testing.T) {
 	}
 }
 
+// Events without data take an index and nothing else: they are not
+// stored, counted or replayed.
 func TestPrimingEvent(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newFake(Options{})
@@ -249,23 +318,15 @@ func TestPrimingEvent(t *testing.T) {
 	if i, _ := s.LastIndex("s1", "p"); i != 2 {
 		t.Fatalf("LastIndex = %d, want 2", i)
 	}
-	if st := s.Stats(); st.Events != 3 || st.Bytes != 3 {
-		t.Fatalf("Stats = %+v, want 3 events, 3 bytes", st)
+	if st := stats(s); st != (Stats{Sessions: 1, Streams: 1, Events: 1, Bytes: 3}) {
+		t.Fatalf("Stats = %+v", st)
 	}
-	var lens []int
-	for d, err := range s.After(ctx, "s1", "p", -1) {
-		if err != nil {
-			t.Fatal(err)
+	for _, index := range []int{-1, 0, 1} {
+		if got, err := collect(t, s, "s1", "p", index); err != nil || !slices.Equal(got, []string{"msg"}) {
+			t.Fatalf("After(%d) = %q, %v", index, got, err)
 		}
-		lens = append(lens, len(d))
 	}
-	if !slices.Equal(lens, []int{0, 0, 3}) {
-		t.Fatalf("yielded lengths %v, want [0 0 3]", lens)
-	}
-	got, err := collect(t, s, "s1", "p", 0)
-	if err != nil || !slices.Equal(got, []string{"", "msg"}) {
-		t.Fatalf("After(0) = %q, %v", got, err)
-	}
+	checkInvariants(t, s)
 }
 
 func TestUnknown(t *testing.T) {
@@ -306,7 +367,7 @@ func TestSweepAge(t *testing.T) {
 
 	fc.Step(time.Nanosecond) // now older than MaxAge
 	s.Sweep()
-	if st := s.Stats(); st != (Stats{Sessions: 2, Streams: 2, Events: 3, Bytes: 6}) {
+	if st := stats(s); st != (Stats{Sessions: 2, Streams: 2, Events: 3, Bytes: 6}) {
 		t.Fatalf("Stats = %+v", st)
 	}
 	checkInvariants(t, s)
@@ -322,7 +383,7 @@ func TestSweepAge(t *testing.T) {
 
 	fc.Step(6 * time.Minute)
 	s.Sweep()
-	if st := s.Stats(); st != (Stats{Sessions: 2, Streams: 2}) {
+	if st := stats(s); st != (Stats{Sessions: 2, Streams: 2}) {
 		t.Fatalf("Stats after full sweep = %+v", st)
 	}
 	checkInvariants(t, s)
@@ -356,7 +417,9 @@ func TestSweepWithoutMaxAge(t *testing.T) {
 }
 
 func TestMaxBytesOldestFirst(t *testing.T) {
-	s, fc := newFake(Options{MaxBytes: 10})
+	// Two sessions and three streams, plus room for 3 events and 10 bytes.
+	fixed := 2*idCost(sessionCost, "A") + 3*idCost(streamCost, "x")
+	s, fc := newFake(Options{MaxBytes: fixed + 3*eventCost + 10})
 	step := func(session, stream, data string) {
 		t.Helper()
 		fc.Step(time.Second)
@@ -400,19 +463,25 @@ func TestMaxBytesOldestFirst(t *testing.T) {
 	}
 }
 
+// An event that could not fit even alone is not kept, and the others stay.
 func TestMaxBytesOversizedEvent(t *testing.T) {
-	s, _ := newFake(Options{MaxBytes: 4})
-	appendAll(t, s, "s1", "p", "", "ab", "", "toolarge")
-	// Everything with bytes goes; the trailing priming event was not in the way.
-	if st := s.Stats(); st.Events != 2 || st.Bytes != 8 {
+	fixed := idCost(sessionCost, "s1") + idCost(streamCost, "p")
+	s, _ := newFake(Options{MaxBytes: fixed + eventCost + 4})
+	appendAll(t, s, "s1", "p", "", "ab", "", strings.Repeat("x", 1000))
+	if st := stats(s); st.Events != 1 || st.Bytes != 2 {
 		t.Fatalf("Stats = %+v", st)
 	}
-	if got, err := collect(t, s, "s1", "p", 1); err != nil || !slices.Equal(got, []string{"", "toolarge"}) {
-		t.Fatalf("After(1) = %q, %v", got, err)
+	if got, err := collect(t, s, "s1", "p", 3); err != nil || got != nil {
+		t.Fatalf("After(3) = %q, %v; want nothing", got, err)
 	}
-	appendAll(t, s, "s1", "p", "x")
-	if st := s.Stats(); st.Events != 1 || st.Bytes != 1 {
-		t.Fatalf("Stats = %+v", st)
+	for _, index := range []int{-1, 1, 2} {
+		if _, err := collect(t, s, "s1", "p", index); !errors.Is(err, ErrEvicted) {
+			t.Fatalf("After(%d): %v, want ErrEvicted", index, err)
+		}
+	}
+	appendAll(t, s, "s1", "p", "y")
+	if got, err := collect(t, s, "s1", "p", 3); err != nil || !slices.Equal(got, []string{"y"}) {
+		t.Fatalf("After(3) = %q, %v", got, err)
 	}
 	checkInvariants(t, s)
 }
@@ -474,7 +543,7 @@ func TestForget(t *testing.T) {
 	s.Forget("gone")
 	s.Forget("gone")  // again: no-op
 	s.Forget("never") // unknown: no-op
-	if st := s.Stats(); st != (Stats{Sessions: 1, Streams: 1, Events: 2, Bytes: 4}) {
+	if st := stats(s); st != (Stats{Sessions: 1, Streams: 1, Events: 2, Bytes: 4}) {
 		t.Fatalf("Stats = %+v", st)
 	}
 	checkInvariants(t, s)
@@ -497,7 +566,7 @@ func TestForget(t *testing.T) {
 	}
 	s.Forget("gone")
 	s.Forget("keep")
-	if st := s.Stats(); st != (Stats{}) {
+	if st := stats(s); st != (Stats{}) {
 		t.Fatalf("Stats = %+v, want zero", st)
 	}
 	checkInvariants(t, s)
@@ -506,15 +575,18 @@ func TestForget(t *testing.T) {
 // Records of a forgotten session that sit behind live ones are skipped when
 // eviction reaches them.
 func TestForgetThenEvict(t *testing.T) {
-	s, fc := newFake(Options{MaxAge: time.Minute, MaxBytes: 10})
-	appendAll(t, s, "A", "p", "a0")
-	appendAll(t, s, "B", "p", "b", "b", "b")
-	appendAll(t, s, "A", "p", "a1")
+	// Two sessions and their streams, plus room for 3 events and 1000 bytes.
+	fixed := 2*idCost(sessionCost, "A") + 2*idCost(streamCost, "p")
+	s, fc := newFake(Options{MaxAge: time.Minute, MaxBytes: fixed + 3*eventCost + 1000})
+	x := func(d string) string { return strings.Repeat(d, 100) }
+	appendAll(t, s, "A", "p", x("a0"))
+	appendAll(t, s, "B", "p", x("b"), x("b"), x("b"))
+	appendAll(t, s, "A", "p", x("a1"))
 	s.Forget("B") // 3 stale records of 5: compacted at once
 	checkInvariants(t, s)
-	appendAll(t, s, "D", "p", "d")
+	appendAll(t, s, "D", "p", x("d"))
 	s.Forget("D") // 1 stale record of 3: left in place
-	appendAll(t, s, "C", "p", "c", "c", "c")
+	appendAll(t, s, "C", "p", x("c"), x("c"), x("c"))
 	s.mu.Lock()
 	stale, records := s.stale, s.order.len()
 	s.mu.Unlock()
@@ -522,18 +594,18 @@ func TestForgetThenEvict(t *testing.T) {
 		t.Fatalf("stale = %d, records = %d; want 1, 6", stale, records)
 	}
 	checkInvariants(t, s)
-	appendAll(t, s, "A", "p", "a2a2a2a2") // 7+8 bytes: evicts a0, a1, skips d, evicts one c
+	appendAll(t, s, "A", "p", x("a2a2a2a2")) // evicts a0, a1, skips d, evicts one c
 	checkInvariants(t, s)
-	if st := s.Stats(); st != (Stats{Sessions: 2, Streams: 2, Events: 3, Bytes: 10}) {
+	if st := stats(s); st != (Stats{Sessions: 2, Streams: 2, Events: 3, Bytes: 1000}) {
 		t.Fatalf("Stats = %+v", st)
 	}
-	if got, err := collect(t, s, "C", "p", 0); err != nil || !slices.Equal(got, []string{"c", "c"}) {
-		t.Fatalf("C after 0 = %q, %v", got, err)
+	if got, err := collect(t, s, "C", "p", 0); err != nil || !slices.Equal(got, []string{x("c"), x("c")}) {
+		t.Fatalf("C after 0 = %d events, %v", len(got), err)
 	}
 	fc.Step(2 * time.Minute)
 	s.Sweep()
 	checkInvariants(t, s)
-	if st := s.Stats(); st != (Stats{Sessions: 2, Streams: 2}) {
+	if st := stats(s); st != (Stats{Sessions: 2, Streams: 2}) {
 		t.Fatalf("Stats = %+v", st)
 	}
 }
@@ -636,7 +708,8 @@ func TestRunWithTimerOnlyClock(t *testing.T) {
 
 func TestConcurrent(t *testing.T) {
 	ctx := context.Background()
-	s, fc := newFake(Options{MaxAge: time.Minute, MaxBytes: 4 << 10})
+	const maxBytes = 16 << 10
+	s, fc := newFake(Options{MaxAge: time.Minute, MaxBytes: maxBytes})
 	const writers, perWriter = 8, 500
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -654,9 +727,10 @@ func TestConcurrent(t *testing.T) {
 				}
 			}
 		})
-		// Readers check that whatever After yields is the gap-free run that
-		// follows the requested index. Session s3 is forgotten while being
-		// written, which restarts its numbering, so only its errors are checked.
+		// Readers check that whatever After yields is the gap-free run of
+		// events with data that follows the requested index. Session s3 is
+		// forgotten while being written, which restarts its numbering, so
+		// only its errors are checked.
 		checkData := w%4 != 3
 		wg.Go(func() {
 			for i := range perWriter / 5 {
@@ -669,7 +743,10 @@ func TestConcurrent(t *testing.T) {
 						}
 						break
 					}
-					if checkData && d != nil && string(d) != fmt.Sprintf("%s/%d", stream, next) {
+					for next%50 == 0 { // no data: not replayed
+						next++
+					}
+					if checkData && string(d) != fmt.Sprintf("%s/%d", stream, next) {
 						t.Errorf("after %d got %q at position %d", from, d, next)
 						return
 					}
@@ -694,8 +771,8 @@ func TestConcurrent(t *testing.T) {
 	})
 	wg.Wait()
 	checkInvariants(t, s)
-	if st := s.Stats(); st.Bytes > 4<<10 {
-		t.Fatalf("Bytes = %d over MaxBytes", st.Bytes)
+	if st := s.Stats(); st.Cost > maxBytes {
+		t.Fatalf("Cost = %d over MaxBytes", st.Cost)
 	}
 	for w := range writers {
 		if w%4 == 3 {
@@ -749,7 +826,7 @@ func TestForgetShrinksSessionMap(t *testing.T) {
 	if peak >= n {
 		t.Fatalf("peak = %d, session map was not rebuilt", peak)
 	}
-	if st := s.Stats(); st != (Stats{Sessions: 10, Streams: 10, Events: 10, Bytes: 10}) {
+	if st := stats(s); st != (Stats{Sessions: 10, Streams: 10, Events: 10, Bytes: 10}) {
 		t.Fatalf("Stats = %+v", st)
 	}
 	checkInvariants(t, s)
@@ -780,8 +857,8 @@ func TestPrime(t *testing.T) {
 	if p != 2 || !slices.Equal(backlog, []string{"1:e1"}) {
 		t.Fatalf("Prime(0) = %d %q, want 2 [1:e1]", p, backlog)
 	}
-	// To the mcp.EventStore methods the priming event is a plain empty event.
-	if got, err := collect(t, s, "s1", "", 0); err != nil || !slices.Equal(got, []string{"e1", ""}) {
+	// To the mcp.EventStore methods the priming event is an empty event.
+	if got, err := collect(t, s, "s1", "", 0); err != nil || !slices.Equal(got, []string{"e1"}) {
 		t.Fatalf("After(0) = %q, %v", got, err)
 	}
 	appendAll(t, s, "s1", "", "e3")
@@ -803,7 +880,7 @@ func TestPrime(t *testing.T) {
 	if _, backlog := primeOK(t, s, "s1", "", -5, false); !slices.Equal(backlog, []string{"0:e0", "1:e1", "3:e3", "6:e6"}) {
 		t.Fatalf("Prime(-5) backlog %q", backlog)
 	}
-	if st := s.Stats(); st.Events != 9 || st.Bytes != 8 {
+	if st := s.Stats(); st.Events != 4 || st.Bytes != 8 {
 		t.Fatalf("Stats = %+v", st)
 	}
 	checkInvariants(t, s)
@@ -826,7 +903,7 @@ func TestPrimeErrors(t *testing.T) {
 		}
 	}
 	// Nothing was created or appended.
-	if st := s.Stats(); st != (Stats{Sessions: 1, Streams: 1, Events: 1, Bytes: 2}) {
+	if st := stats(s); st != (Stats{Sessions: 1, Streams: 1, Events: 1, Bytes: 2}) {
 		t.Fatalf("Stats = %+v", st)
 	}
 }
@@ -840,13 +917,13 @@ func TestPrimeEvicted(t *testing.T) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for range n {
-			s.popOldestLocked()
+			s.popOldestLocked(0)
 		}
 	}
 	resumePoints := func() int {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return len(s.sessions["s1"][""].resumes)
+		return len(s.sessions["s1"].streams[""].resumes)
 	}
 	appendAll(t, s, "s1", "", "e0")
 	p, _ := primeOK(t, s, "s1", "", -1, false) // backlog e0

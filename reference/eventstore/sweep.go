@@ -7,9 +7,9 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Sweep evicts the events older than MaxAge now. It does nothing if MaxAge
-// is not set. Records are in append order, so it stops at the first event
-// young enough to keep.
+// Sweep evicts what is older than MaxAge now: events, resume points,
+// openings and tombstones. It does nothing if MaxAge is not set. Records
+// are in append order, so it stops at the first one young enough to keep.
 func (s *Store) Sweep() {
 	if s.maxAge <= 0 {
 		return
@@ -18,10 +18,10 @@ func (s *Store) Sweep() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.order.len() > 0 {
-		if r := s.order.front(); !r.st.dead && now-r.at <= s.maxAge {
+		if r := s.order.front(); !r.stale() && now-r.at <= s.maxAge {
 			return
 		}
-		s.popOldestLocked()
+		s.popOldestLocked(now)
 	}
 }
 

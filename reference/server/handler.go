@@ -97,6 +97,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	r = withRequests(r, batch)
 
 	if id == "" {
 		if !init {

@@ -125,6 +125,9 @@ func (s *Server) SessionCount() int {
 // event cleanup interval).
 func (s *Server) SweepEvents() { s.events.Sweep() }
 
+// EventStats reports what the replay store holds.
+func (s *Server) EventStats() eventstore.Stats { return s.events.Stats() }
+
 // InFlight reports how many requests are being served, connected GET streams included.
 func (s *Server) InFlight() int {
 	s.mu.Lock()

@@ -1,0 +1,37 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/mcp-conform/mcp-conform/reference/eventstore"
+)
+
+// withRequests marks r with how many requests its body carries, so that the
+// event store knows when the POST stream the go-sdk opens for it is
+// finished and can drop it once its events are evicted.
+func withRequests(r *http.Request, batch []json.RawMessage) *http.Request {
+	return r.WithContext(eventstore.WithRequests(r.Context(), countRequests(batch)))
+}
+
+// countRequests counts the requests of a POST body: a single message
+// counts as one (if it is not a request, no stream is opened). Counting a
+// message that is not a request only keeps a stream longer, but missing
+// one would let it go too early, so a batch entry that does not decode and
+// one with a null id count too.
+func countRequests(batch []json.RawMessage) int {
+	if batch == nil {
+		return 1
+	}
+	n := 0
+	for _, m := range batch {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method json.RawMessage `json:"method"`
+		}
+		if json.Unmarshal(m, &msg) != nil || (msg.ID != nil && msg.Method != nil) {
+			n++
+		}
+	}
+	return n
+}
