@@ -57,8 +57,9 @@ type Entry struct {
 	// Restarts: the check restarts the target, so it needs one the harness
 	// started (the embedded reference or --server-cmd).
 	Restarts bool `json:"restarts,omitempty"`
-	// Exclusive: the check disturbs the whole target (a restart), so it
-	// runs alone, after the checks that run side by side.
+	// Exclusive: the check may disturb the whole target (a restart, or
+	// writes stalled by a client that stops reading), so it runs alone,
+	// after the checks that run side by side.
 	Exclusive bool `json:"exclusive,omitempty"`
 	// Sessionless: the check applies to a target without sessions too;
 	// the others are skipped there.

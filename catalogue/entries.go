@@ -116,7 +116,7 @@ var entries = []Entry{
 		Summary: "A resume token presented to data.resume.method by another principal than the one it was issued to is refused."},
 
 	// Server: robustness (RES).
-	{ID: "SLOW-READER", Level: Res, Side: Server, Section: "robustness", SpecRef: resilience + "slow readers",
+	{ID: "SLOW-READER", Level: Res, Side: Server, Section: "robustness", Exclusive: true, SpecRef: resilience + "slow readers",
 		Summary: "A client that stops reading one stream does not block the session's other requests, a replacement GET or DELETE."},
 	{ID: "RESTART-404", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Restarts: true, Exclusive: true,
 		Summary: "After a server restart the old id gets the 404 envelope and a new initialize works."},
