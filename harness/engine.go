@@ -17,7 +17,7 @@ import (
 
 // DefaultParallel is how many checks run at once unless told otherwise.
 // Checks mostly wait on the target's timings, so more than the cores fit.
-const DefaultParallel = 8
+const DefaultParallel = 12
 
 // DefaultMargin is what a check's deadline adds to twice its need, before
 // the target's round trips are counted (see engine.margin).

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,10 @@ func TestServerReference(t *testing.T) {
 // checks several at a time (the default --parallel). A run mostly waits
 // on the profile's timings, so many more than GOMAXPROCS fit.
 const fixtureWorkers = 4
+
+// fixtureParallel is each fixture run's --parallel: four runs of eight
+// checks keep two cores busy enough.
+const fixtureParallel = 8
 
 // fixtureRun is the outcome of one suite run against a fixture.
 type fixtureRun struct {
@@ -167,7 +172,8 @@ func suiteAgainst(exe, profile, dir string, f fixtures.Fixture) fixtureRun {
 	js := filepath.Join(dir, f.Name+".json")
 	cmd := exec.CommandContext(ctx, exe, "server",
 		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, f.Name),
-		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--json", js, "--strict")
+		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--json", js, "--strict",
+		"--parallel", strconv.Itoa(fixtureParallel))
 	cmd.WaitDelay = 10 * time.Second
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
