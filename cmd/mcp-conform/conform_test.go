@@ -263,6 +263,22 @@ func sorted(s []string) []string {
 	return s
 }
 
+// checkFixture runs the server checks against fixture name, started by a
+// built binary, with profile, expects exit code want, and returns the
+// JSON report and the console output.
+func checkFixture(t *testing.T, name, profile string, want int, args ...string) (*report.Run, string) {
+	t.Helper()
+	exe := buildCLI(t)
+	js := filepath.Join(t.TempDir(), "r.json")
+	out, errOut, code := runSelf(t, suiteTimeout, append([]string{"server",
+		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, name),
+		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--json", js}, args...)...)
+	if code != want {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+	}
+	return readRun(t, js), out
+}
+
 // boundedRun bounds TestFailingWaitsAreBounded's whole run: generous, about
 // three times what it takes on two cores. A run whose failing waits each
 // ran into a blanket 30 s deadline takes minutes.
@@ -278,17 +294,10 @@ func TestFailingWaitsAreBounded(t *testing.T) {
 		t.Skip("runs the whole suite against a fixture")
 	}
 	t.Parallel()
-	exe := buildCLI(t)
-	js := filepath.Join(t.TempDir(), "r.json")
 	began := time.Now()
-	out, errOut, code := runSelf(t, suiteTimeout, "server",
-		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} orphaned-notifications-dropped", exe),
-		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", "testdata/slow-notifying.yaml", "--json", js)
+	r, out := checkFixture(t, "orphaned-notifications-dropped", "testdata/slow-notifying.yaml", exitFail)
 	took := time.Since(began)
-	if code != exitFail {
-		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
-	}
-	for _, c := range readRun(t, js).Checks {
+	for _, c := range r.Checks {
 		switch {
 		case c.ID == "REPLAY-GAP" && (c.Verdict != report.Fail || !strings.HasPrefix(c.Message, "waited ") || !strings.Contains(c.Message, "in vain")):
 			t.Errorf("%s: %s %q; want a failure that says what it waited for and how long", c.ID, c.Verdict, c.Message)
@@ -309,15 +318,8 @@ func TestZeroGracePeriod(t *testing.T) {
 		t.Skip("runs the whole suite against a fixture")
 	}
 	t.Parallel()
-	exe := buildCLI(t)
-	js := filepath.Join(t.TempDir(), "r.json")
-	out, errOut, code := runSelf(t, suiteTimeout, "server",
-		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} no-grace-period", exe),
-		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", "testdata/no-grace.yaml", "--json", js, "--strict")
-	if code != exitOK {
-		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
-	for _, c := range readRun(t, js).Checks {
+	r, _ := checkFixture(t, "no-grace-period", "testdata/no-grace.yaml", exitOK, "--strict")
+	for _, c := range r.Checks {
 		skip := c.ID == "GRACE-IDLE-SURVIVES" || c.ID == "GRACE-RECONNECT-CANCELS"
 		switch {
 		case skip && (c.Verdict != report.Skip || !strings.Contains(c.Message, "no grace period")):
