@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
@@ -32,13 +33,29 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(all)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLEVEL\tSIDE\tSECTION\tNEEDS\tDESCRIPTION")
+	fmt.Fprintln(tw, "ID\tLEVEL\tSIDE\tSECTION\tNEEDS\tRUNS\tDESCRIPTION")
 	for _, e := range all {
 		needs := e.NeedsText()
 		if needs == "" {
 			needs = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Level, e.Side, e.Section, needs, e.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Level, e.Side, e.Section, needs, runs(e), e.Summary)
 	}
 	return tw.Flush()
+}
+
+// runs says how the engine runs a check: alone (it may disturb the whole
+// target), silent on purpose (its session is not kept warm), or "-".
+func runs(e catalogue.Entry) string {
+	var out []string
+	if e.Exclusive {
+		out = append(out, "alone")
+	}
+	if e.Idle {
+		out = append(out, "idle")
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ",")
 }
