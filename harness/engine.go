@@ -108,7 +108,7 @@ func (en *engine) run(ctx context.Context, checks []kit.Check, selected func(cat
 func (en *engine) verdict(e catalogue.Entry, r kit.Result) report.Check {
 	c := report.Check{
 		ID: e.ID, Level: string(e.Level), Section: e.Section, Profile: string(e.Profile()),
-		Summary: e.Summary, SpecRef: e.SpecRef, Seconds: r.Took.Seconds(),
+		Summary: e.Summary, SpecRef: e.SpecRef, Seconds: r.Took.Seconds(), Timeline: r.Timeline,
 	}
 	switch r.State {
 	case kit.Passed:

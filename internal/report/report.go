@@ -53,6 +53,8 @@ type Check struct {
 	// headers, SSE lines with ids, faults, with times from the check's start.
 	Exchange string  `json:"exchange,omitempty"`
 	Seconds  float64 `json:"duration_seconds"`
+	// Timeline is the structured exchange log of every check that ran.
+	Timeline []Event `json:"timeline,omitempty"`
 }
 
 // Run is the result of one conformance run.

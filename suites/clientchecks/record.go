@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
@@ -56,6 +57,31 @@ type sseEvent struct {
 	HasID bool
 	Data  string
 	Retry string
+}
+
+// kind is the event's kind on the timeline.
+func (e sseEvent) kind() report.Kind {
+	if e.Retry != "" && e.Data == "" {
+		return report.KindRetry
+	}
+	return report.KindSSE
+}
+
+// text is the event's lines as logged for exchange n.
+func (e sseEvent) text(n int) string {
+	var lines []string
+	if e.HasID {
+		lines = append(lines, fmt.Sprintf("#%d   | id: %s", n, e.ID))
+	}
+	if e.Retry != "" {
+		lines = append(lines, fmt.Sprintf("#%d   | retry: %s", n, e.Retry))
+	}
+	for _, d := range strings.Split(e.Data, "\n") {
+		if d != "" {
+			lines = append(lines, fmt.Sprintf("#%d   | data: %s", n, kit.Clip(d, 600)))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // isInit reports an initialize request.
@@ -191,7 +217,7 @@ func (w *captureWriter) writeHeaderLocked(code int) {
 	w.rec.update(w.x, func(x *exchange) {
 		x.Status, x.ContentType, x.RespSessionID = code, h.Get("Content-Type"), h.Get(wire.HeaderSessionID)
 	})
-	w.rec.logf("#%d ← %d%s", w.x.N, code, kit.HeaderSummary(h, []string{"Content-Type", wire.HeaderSessionID}))
+	w.rec.mark(w.x, report.KindStatus, "", fmt.Sprintf("#%d ← %d%s", w.x.N, code, kit.HeaderSummary(h, []string{"Content-Type", wire.HeaderSessionID})))
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -205,7 +231,8 @@ func (w *captureWriter) Write(p []byte) (int, error) {
 				x.Body = append(x.Body, p[:min(room, len(p))]...)
 			}
 		})
-		w.rec.logf("#%d   body %s", w.x.N, kit.Clip(strings.TrimSpace(string(p)), 600))
+		body := strings.TrimSpace(string(p))
+		w.rec.mark(w.x, report.KindBody, w.rec.log.Group(body), fmt.Sprintf("#%d   body %s", w.x.N, kit.Clip(body, 600)))
 		return w.ResponseWriter.Write(p)
 	}
 	if w.cutDone {
@@ -235,11 +262,11 @@ func (w *captureWriter) Write(p []byte) (int, error) {
 // sseLine records one SSE line and cuts the stream after the armed event.
 func (w *captureWriter) sseLine(line string) {
 	if strings.HasPrefix(line, ":") {
-		w.rec.logf("#%d   | %s", w.x.N, kit.Clip(line, 600))
+		w.rec.mark(w.x, report.KindComment, "", fmt.Sprintf("#%d   | %s", w.x.N, kit.Clip(line, 600)))
 		return // a comment (keep-alive)
 	}
 	if line != "" {
-		w.rec.logf("#%d   | %s", w.x.N, kit.Clip(line, 600))
+		w.rec.log.Add(nil, fmt.Sprintf("#%d   | %s", w.x.N, kit.Clip(line, 600)))
 		w.lines++
 		name, value, _ := strings.Cut(line, ":")
 		value = strings.TrimPrefix(value, " ")
@@ -264,6 +291,7 @@ func (w *captureWriter) sseLine(line string) {
 	w.event, w.lines = sseEvent{}, 0
 	w.events++
 	w.rec.update(w.x, func(x *exchange) { x.Events = append(x.Events, ev) })
+	w.rec.log.Add(&report.Event{Lane: lane(w.x), Kind: ev.kind(), Group: w.rec.log.Group(ev.Data), Text: ev.text(w.x.N)}, "")
 	if w.cut != nil && w.events == w.cut.after {
 		retry := "retry: " + strconv.FormatInt(w.cut.retry.Milliseconds(), 10) + "\n\n"
 		w.ResponseWriter.Write([]byte(retry))
@@ -271,7 +299,7 @@ func (w *captureWriter) sseLine(line string) {
 		w.cutDone = true
 		at := time.Now()
 		w.rec.update(w.x, func(x *exchange) { x.CutAt = at })
-		w.rec.logf("#%d   | %s", w.x.N, strings.TrimSpace(retry))
+		w.rec.mark(w.x, report.KindRetry, "", fmt.Sprintf("#%d   | %s", w.x.N, strings.TrimSpace(retry)))
 		w.rec.logf("!! stream #%d closed by the server after %d events, retry %v", w.x.N, w.events, w.cut.retry)
 		w.cut.cancel()
 	}
@@ -305,6 +333,14 @@ type clientRecorder struct {
 
 func (r *clientRecorder) logf(format string, args ...any) { r.log.Printf(format, args...) }
 
+// mark adds a line of exchange x to the log and its lane.
+func (r *clientRecorder) mark(x *exchange, kind report.Kind, group, line string) {
+	r.log.Mark(lane(x), kind, group, line)
+}
+
+// lane is the timeline lane of exchange x.
+func lane(x *exchange) string { return fmt.Sprintf("#%d", x.N) }
+
 // add records a new request.
 func (r *clientRecorder) add(req *http.Request, body []byte) *exchange {
 	x := &exchange{
@@ -324,11 +360,12 @@ func (r *clientRecorder) add(req *http.Request, body []byte) *exchange {
 	r.xs = append(r.xs, x)
 	x.N = len(r.xs)
 	r.mu.Unlock()
-	r.logf("#%d → run %d %s%s%s", x.N, x.Run, req.Method,
+	line := fmt.Sprintf("#%d → run %d %s%s%s", x.N, x.Run, req.Method,
 		kit.HeaderSummary(req.Header, []string{wire.HeaderSessionID, wire.HeaderProtocolVersion, wire.HeaderLastEventID, "Accept"}), kit.AuthSummary(req.Header))
 	if len(body) > 0 {
-		r.logf("#%d   body %s", x.N, kit.Clip(string(body), 600))
+		line += fmt.Sprintf("\n#%d   body %s", x.N, kit.Clip(string(body), 600))
 	}
+	r.mark(x, report.KindRequest, r.log.Group(string(body)), line)
 	return x
 }
 

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
@@ -93,7 +94,7 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	cmd.Env = append(cleanEnv(), append(r.Env(), fmt.Sprintf("%s=%d", contract.EnvRun, cr.n))...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &lineWriter{f: cr.stdout}
-	errw := &lineWriter{f: func(s string) { e.Logf("run %d stderr: %s", cr.n, kit.Clip(s, 600)) }}
+	errw := &lineWriter{f: func(s string) { cr.mark(report.KindRunOutput, "run %d stderr: %s", cr.n, kit.Clip(s, 600)) }}
 	cmd.Stdout, cmd.Stderr = out, errw
 	cmd.WaitDelay = 2 * time.Second // a child that keeps stdout open
 	cr.cmd = cmd
@@ -104,7 +105,7 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	if r.BearerToken != "" {
 		what += " (with a bearer token)"
 	}
-	e.Logf("== run %d: %s", cr.n, what)
+	cr.mark(report.KindRunStart, "== run %d: %s", cr.n, what)
 	e.setRun(cr.n)
 	cr.started = time.Now()
 	if err := cmd.Start(); err != nil {
@@ -132,19 +133,24 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 		close(cr.changed)
 		cr.changed = make(chan struct{})
 		cr.mu.Unlock()
-		e.Logf("== run %d exited: %s", cr.n, cr.exitText())
+		cr.mark(report.KindRunExit, "== run %d exited: %s", cr.n, cr.exitText())
 		close(cr.done)
 	}()
 	return cr
 }
 
+// mark adds a line to the log and to the run's lane.
+func (cr *clientRun) mark(kind report.Kind, format string, args ...any) {
+	cr.e.Log().Mark(fmt.Sprintf("run %d", cr.n), kind, "", fmt.Sprintf(format, args...))
+}
+
 func (cr *clientRun) stdout(s string) {
 	l, ok := contract.ParseLine(s)
 	if !ok {
-		cr.e.Logf("run %d stdout (ignored): %s", cr.n, kit.Clip(s, 300))
+		cr.mark(report.KindRunOutput, "run %d stdout (ignored): %s", cr.n, kit.Clip(s, 300))
 		return
 	}
-	cr.e.Logf("run %d stdout: %s", cr.n, kit.Clip(s, 600))
+	cr.mark(report.KindRunOutput, "run %d stdout: %s", cr.n, kit.Clip(s, 600))
 	cr.mu.Lock()
 	cr.lines = append(cr.lines, outLine{Line: l, At: time.Now(), Raw: s})
 	close(cr.changed)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // Check is one conformance check.
@@ -53,6 +54,8 @@ type Result struct {
 	// Exchange is the check's exchange log (requests, statuses, SSE lines,
 	// faults) with times from its start.
 	Exchange string
+	// Timeline is the exchange log as structured events.
+	Timeline []report.Event
 	Took     time.Duration
 }
 
@@ -84,6 +87,7 @@ func Execute(ctx context.Context, c Check, d time.Duration) Result {
 			State:    Abandoned,
 			Message:  "the check did not end within its deadline of " + d.Round(time.Millisecond).String() + " (a wait ignored it); it was abandoned",
 			Exchange: t.log.String(),
+			Timeline: t.log.Events(),
 			Took:     time.Since(began),
 		}
 	}

@@ -3,8 +3,11 @@ package kit
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // maxExchangeLog bounds one check's exchange log; the beginning and the end
@@ -13,27 +16,68 @@ const maxExchangeLog = 64 << 10
 
 // Log is a check's record of what went over the wire: requests,
 // statuses, headers, SSE lines with their ids, faults, with times relative
-// to the start of the check.
+// to the start of the check. Beside the text it keeps the same as
+// structured events, the check's timeline.
 type Log struct {
 	mu      sync.Mutex
 	start   time.Time
 	buf     bytes.Buffer
 	dropped int
+	events  []report.Event
+	// lost counts the events past report.MaxEvents.
+	lost   int
+	groups groups
 }
 
 // NewLog starts a log; times are relative to now.
 func NewLog() *Log { return &Log{start: time.Now()} }
 
-// Printf adds a line.
+// Printf adds a line. A line starting with "!! " is a fault on the
+// timeline; any other is a note of the whole check.
 func (l *Log) Printf(format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	kind := report.KindNote
+	if strings.HasPrefix(text, "!! ") {
+		kind = report.KindFault
+	}
+	l.Add(&report.Event{Kind: kind, Text: text}, text)
+}
+
+// Mark adds a line to the text log and, on lane, to the timeline.
+func (l *Log) Mark(lane string, kind report.Kind, group, line string) {
+	l.Add(&report.Event{Lane: lane, Kind: kind, Text: line, Group: group}, line)
+}
+
+// Group returns the group of a JSON-RPC message (a request body, an SSE
+// data field): the request it belongs to, or "".
+func (l *Log) Group(msg string) string { return l.groups.of(msg) }
+
+// Add adds a line to the text log and ev, timed now, to the timeline;
+// either may be left out (nil, "").
+func (l *Log) Add(ev *report.Event, line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	line := fmt.Sprintf("%8.3fs  %s\n", time.Since(l.start).Seconds(), fmt.Sprintf(format, args...))
-	if l.buf.Len()+len(line) > maxExchangeLog {
-		l.dropped++
+	at := time.Since(l.start).Seconds()
+	switch {
+	case ev == nil:
+	case len(l.events) < report.MaxEvents:
+		e := *ev
+		e.At = float64(time.Duration(at*1e9).Round(time.Millisecond)) / 1e9
+		l.events = append(l.events, e)
+	default:
+		l.lost++
+	}
+	if line == "" {
 		return
 	}
-	l.buf.WriteString(line)
+	for _, line := range strings.Split(line, "\n") {
+		line = fmt.Sprintf("%8.3fs  %s\n", at, line)
+		if l.buf.Len()+len(line) > maxExchangeLog {
+			l.dropped++
+			continue
+		}
+		l.buf.WriteString(line)
+	}
 }
 
 // String returns the log.
@@ -45,6 +89,19 @@ func (l *Log) String() string {
 		s += fmt.Sprintf("... %d more lines not kept\n", l.dropped)
 	}
 	return s
+}
+
+// Events returns the timeline; past report.MaxEvents a last note says how
+// many events were not kept.
+func (l *Log) Events() []report.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	evs := append([]report.Event(nil), l.events...)
+	if l.lost > 0 {
+		evs = append(evs, report.Event{At: evs[len(evs)-1].At, Kind: report.KindNote,
+			Text: fmt.Sprintf("%d more events not kept", l.lost)})
+	}
+	return evs
 }
 
 // Clip shortens s to n bytes, marking the cut.

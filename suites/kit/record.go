@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
@@ -18,6 +19,11 @@ type Recorder struct {
 	Log  *Log
 	seq  int
 	mu   sync.Mutex
+}
+
+// mark adds a log line and its timeline event on exchange n's lane.
+func mark(l *Log, n int, kind report.Kind, group, line string) {
+	l.Mark(fmt.Sprintf("#%d", n), kind, group, line)
 }
 
 var loggedHeaders = []string{wire.HeaderSessionID, wire.HeaderProtocolVersion, wire.HeaderLastEventID, "Origin", "Content-Type", "Accept"}
@@ -35,18 +41,20 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			rc.Close()
 		}
 	}
-	r.Log.Printf("#%d → %s %s%s%s", n, req.Method, req.URL.Path, HeaderSummary(req.Header, loggedHeaders), AuthSummary(req.Header))
+	line := fmt.Sprintf("#%d → %s %s%s%s", n, req.Method, req.URL.Path, HeaderSummary(req.Header, loggedHeaders), AuthSummary(req.Header))
+	group := r.Log.groups.of(string(body))
 	if len(body) > 0 {
-		r.Log.Printf("#%d   body %s", n, Clip(string(body), 600))
+		line += fmt.Sprintf("\n#%d   body %s", n, Clip(string(body), 600))
 	}
+	mark(r.Log, n, report.KindRequest, group, line)
 	began := time.Now()
 	resp, err := r.Base.RoundTrip(req)
 	if err != nil {
-		r.Log.Printf("#%d ✗ %v (after %v)", n, err, time.Since(began).Round(time.Millisecond))
+		mark(r.Log, n, report.KindError, "", fmt.Sprintf("#%d ✗ %v (after %v)", n, err, time.Since(began).Round(time.Millisecond)))
 		return nil, err
 	}
-	r.Log.Printf("#%d ← %d%s (after %v)", n, resp.StatusCode,
-		HeaderSummary(resp.Header, []string{"Content-Type", wire.HeaderSessionID}), time.Since(began).Round(time.Millisecond))
+	mark(r.Log, n, report.KindStatus, "", fmt.Sprintf("#%d ← %d%s (after %v)", n, resp.StatusCode,
+		HeaderSummary(resp.Header, []string{"Content-Type", wire.HeaderSessionID}), time.Since(began).Round(time.Millisecond)))
 	resp.Body = &bodyLogger{ReadCloser: resp.Body, log: r.Log, n: n}
 	return resp, nil
 }
@@ -75,13 +83,15 @@ func AuthSummary(h http.Header) string {
 }
 
 // bodyLogger logs a response body line by line as it is read: SSE fields
-// (id, data, retry, comments) appear with their arrival time.
+// (id, data, retry, comments) appear with their arrival time. On the
+// timeline the fields of one SSE event make one event.
 type bodyLogger struct {
 	io.ReadCloser
 	log     *Log
 	n       int
 	partial []byte
 	closed  bool
+	sse     sseEvent
 }
 
 func (b *bodyLogger) Read(p []byte) (int, error) {
@@ -94,28 +104,76 @@ func (b *bodyLogger) Read(p []byte) (int, error) {
 		}
 		line := strings.TrimRight(string(b.partial[:i]), "\r")
 		b.partial = b.partial[i+1:]
-		if line != "" {
-			b.log.Printf("#%d   | %s", b.n, Clip(line, 600))
-		}
+		b.line(line)
 	}
 	if err != nil {
 		if len(b.partial) > 0 {
-			b.log.Printf("#%d   | %s", b.n, Clip(string(b.partial), 600))
+			b.line(string(b.partial))
 			b.partial = nil
 		}
+		b.flush()
 		if err == io.EOF {
-			b.log.Printf("#%d   end of body", b.n)
+			mark(b.log, b.n, report.KindEnd, "", fmt.Sprintf("#%d   end of body", b.n))
 		} else {
-			b.log.Printf("#%d   body read error: %v", b.n, err)
+			mark(b.log, b.n, report.KindError, "", fmt.Sprintf("#%d   body read error: %v", b.n, err))
 		}
 	}
 	return k, err
 }
 
+// line logs one body line and adds it to the timeline.
+func (b *bodyLogger) line(line string) {
+	if line == "" {
+		b.flush()
+		return
+	}
+	text := fmt.Sprintf("#%d   | %s", b.n, Clip(line, 600))
+	switch field, value, _ := strings.Cut(line, ":"); field {
+	case "":
+		mark(b.log, b.n, report.KindComment, "", text)
+	case "id", "data", "retry", "event":
+		b.log.Add(nil, text)
+		b.sse.lines = append(b.sse.lines, text)
+		if field == "data" {
+			b.sse.data = true
+			if g := b.log.groups.of(value); g != "" {
+				b.sse.group = g
+			}
+		}
+		if field == "retry" {
+			b.sse.retry = true
+		}
+	default:
+		mark(b.log, b.n, report.KindBody, b.log.groups.of(line), text)
+	}
+}
+
+// sseEvent gathers the fields of one SSE event.
+type sseEvent struct {
+	lines       []string
+	group       string
+	data, retry bool
+}
+
+// flush puts the SSE event read so far on the timeline.
+func (b *bodyLogger) flush() {
+	e := b.sse
+	b.sse = sseEvent{}
+	if len(e.lines) == 0 {
+		return
+	}
+	kind := report.KindSSE
+	if e.retry && !e.data {
+		kind = report.KindRetry
+	}
+	b.log.Add(&report.Event{Lane: fmt.Sprintf("#%d", b.n), Kind: kind, Group: e.group, Text: strings.Join(e.lines, "\n")}, "")
+}
+
 func (b *bodyLogger) Close() error {
 	if !b.closed {
 		b.closed = true
-		b.log.Printf("#%d   closed by the harness", b.n)
+		b.flush()
+		mark(b.log, b.n, report.KindClosed, "", fmt.Sprintf("#%d   closed by the harness", b.n))
 	}
 	return b.ReadCloser.Close()
 }

@@ -146,6 +146,7 @@ func (t *T) run(body func(*T)) (r Result) {
 		}
 		t.runCleanups()
 		r.Exchange = t.log.String()
+		r.Timeline = t.log.Events()
 	}()
 	defer func() {
 		switch v := recover().(type) {

@@ -2,9 +2,12 @@ package kit
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/onsi/gomega/types"
+
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // PollInterval is how often waits look at what arrived.
@@ -54,6 +57,7 @@ func (t *T) WaitUntil(d time.Duration, cond func() bool) bool {
 // Pause lets d pass on purpose (a client's silence, a refresh window); the
 // check fails if its deadline comes first.
 func (t *T) Pause(d time.Duration) {
+	t.log.Add(&report.Event{Kind: report.KindSilence, Text: fmt.Sprintf("silent for %v", d), Seconds: d.Seconds()}, "")
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
