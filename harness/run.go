@@ -26,8 +26,8 @@ import (
 
 // Common are the settings both modes share.
 type Common struct {
-	// JUnit and JSON are report paths; empty for none.
-	JUnit, JSON string
+	// JUnit, JSON and HTML are report paths; empty for none.
+	JUnit, JSON, HTML string
 	// ExpectedFailures are check IDs allowed to fail (a baseline).
 	ExpectedFailures map[string]bool
 	// Parallel is how many checks run at once (exclusive ones run alone);
@@ -235,7 +235,7 @@ func (c *Common) validate(side catalogue.Side) error {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
-	return checkReportDirs(c.JUnit, c.JSON)
+	return checkReportDirs(c.JUnit, c.JSON, c.HTML)
 }
 
 func (o *Options) validate() error {
@@ -335,6 +335,9 @@ func (c *Common) writeReports(run *report.Run) error {
 	}
 	if err := write(c.JSON, report.WriteJSON); err != nil {
 		return fmt.Errorf("--json: %w", err)
+	}
+	if err := write(c.HTML, report.WriteHTML); err != nil {
+		return fmt.Errorf("--html: %w", err)
 	}
 	return nil
 }

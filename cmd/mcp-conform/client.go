@@ -11,7 +11,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/harness"
 )
 
-const clientUsage = `usage: mcp-conform client [--command CMD] [--scenario ID]... [--junit FILE] [--json FILE]
+const clientUsage = `usage: mcp-conform client [--command CMD] [--scenario ID]... [--junit FILE] [--json FILE] [--html FILE]
                           [--expected-failures FILE] [-v]
        mcp-conform client reference [--broken NAME] URL
 
@@ -43,6 +43,7 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(&scenarios, "scenario", "run only this client check (repeatable, or comma-separated), e.g. CLI-RESUME")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&o.JSON, "json", "", "write a JSON report to this file")
+	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report, with a timeline per check, to this file")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
 	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel, "how many checks run at once (checks that restart the target run alone); 1 runs them one after another")

@@ -26,6 +26,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&o.ServerStartTimeout, "server-start-timeout", 30*time.Second, "how long a --server-cmd target may take to answer")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&o.JSON, "json", "", "write a JSON report to this file")
+	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report, with a timeline per check, to this file")
 	fs.StringVar(&o.LabelFilter, "label-filter", "", "label expression (Ginkgo syntax) over ID sections, profiles and levels, e.g. 'sessions || grace' or '!resilience'")
 	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-'")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")

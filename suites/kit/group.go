@@ -44,12 +44,12 @@ func (g *groups) of(msg string) string {
 	}
 	id := ""
 	if len(m.ID) > 0 && string(m.ID) != "null" {
-		id = "id " + string(m.ID)
+		id = "id " + Clip(string(m.ID), 40)
 	}
-	if tok := string(m.Params.Meta.Token); tok != "" && id != "" && m.Method != "" {
+	if tok := Clip(string(m.Params.Meta.Token), 40); tok != "" && id != "" && m.Method != "" {
 		g.byToken[tok] = id // a request with a progress token
 	}
-	if tok := string(m.Params.Token); tok != "" && m.Method != "" && id == "" {
+	if tok := Clip(string(m.Params.Token), 40); tok != "" && m.Method != "" && id == "" {
 		if grp, ok := g.byToken[tok]; ok {
 			return grp
 		}

@@ -27,6 +27,8 @@ type Log struct {
 	// lost counts the events past report.MaxEvents.
 	lost   int
 	groups groups
+	// seq numbers the HTTP exchanges of every Recorder on the log.
+	seq int
 }
 
 // NewLog starts a log; times are relative to now.
@@ -41,6 +43,14 @@ func (l *Log) Printf(format string, args ...any) {
 		kind = report.KindFault
 	}
 	l.Add(&report.Event{Kind: kind, Text: text}, text)
+}
+
+// exchange numbers a new HTTP exchange: its lane is "#n".
+func (l *Log) exchange() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	return l.seq
 }
 
 // Mark adds a line to the text log and, on lane, to the timeline.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/report"
@@ -17,8 +16,6 @@ import (
 type Recorder struct {
 	Base http.RoundTripper
 	Log  *Log
-	seq  int
-	mu   sync.Mutex
 }
 
 // mark adds a log line and its timeline event on exchange n's lane.
@@ -30,10 +27,7 @@ var loggedHeaders = []string{wire.HeaderSessionID, wire.HeaderProtocolVersion, w
 
 // RoundTrip logs the request, its answer and, as it is read, its body.
 func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.mu.Lock()
-	r.seq++
-	n := r.seq
-	r.mu.Unlock()
+	n := r.Log.exchange()
 	var body []byte
 	if req.Body != nil && req.GetBody != nil {
 		if rc, err := req.GetBody(); err == nil {

@@ -1,0 +1,62 @@
+package report
+
+import (
+	_ "embed"
+	"html/template"
+	"io"
+)
+
+//go:embed html.tmpl
+var htmlTemplate string
+
+var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
+	"mark": Mark,
+}).Parse(htmlTemplate))
+
+// htmlView is what the HTML template renders.
+type htmlView struct {
+	*Run
+	Counts   []countView
+	Sections []sectionView
+}
+
+type countView struct {
+	Verdict Verdict
+	N       int
+}
+
+type sectionView struct {
+	Name   string
+	Checks []checkView
+}
+
+type checkView struct {
+	Check
+	Timeline *timelineView
+}
+
+// WriteHTML writes the run as one self-contained HTML page: a summary
+// with a table of checks by section, and every check's timeline drawn
+// from its events (inline SVG, no external resources).
+func WriteHTML(w io.Writer, r *Run) error {
+	v := htmlView{Run: r}
+	for _, verdict := range Verdicts {
+		if n := r.Counts[verdict]; n > 0 {
+			v.Counts = append(v.Counts, countView{verdict, n})
+		}
+	}
+	index := map[string]int{}
+	for _, c := range r.Checks {
+		if c.Verdict == Skip && c.Message == notSelected {
+			continue
+		}
+		i, ok := index[c.Section]
+		if !ok {
+			i = len(v.Sections)
+			index[c.Section] = i
+			v.Sections = append(v.Sections, sectionView{Name: c.Section})
+		}
+		v.Sections[i].Checks = append(v.Sections[i].Checks, checkView{Check: c, Timeline: layout(c.Timeline, c.Seconds)})
+	}
+	return htmlPage.Execute(w, v)
+}
