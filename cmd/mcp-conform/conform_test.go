@@ -44,8 +44,8 @@ func readRun(t *testing.T, path string) *report.Run {
 func TestServerReference(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	js, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
-	out, errOut, code := runSelf(t, suiteTimeout, "server", "--json", js, "--junit", junit)
+	js, junit, page := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
+	out, errOut, code := runSelf(t, suiteTimeout, "server", "--json", js, "--junit", junit, "--html", page)
 	if code != exitOK {
 		t.Fatalf("exit %d against the reference\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -79,6 +79,12 @@ func TestServerReference(t *testing.T) {
 	}
 	if !strings.Contains(out, "PASSED:") {
 		t.Errorf("no summary line in console output:\n%s", out)
+	}
+	checkHTMLTimeline(t, page, "REDIRECT-ORPHANED", "pass")
+	if st, err := os.Stat(page); err != nil {
+		t.Error(err)
+	} else if st.Size() > maxHTMLReport {
+		t.Errorf("HTML report of %d bytes, want at most %d", st.Size(), maxHTMLReport)
 	}
 }
 

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+// maxHTMLReport bounds the HTML report of the embedded reference run.
+const maxHTMLReport = 2 << 20
+
+// htmlNodes returns the elements under n that match accepts.
+func htmlNodes(n *html.Node, match func(*html.Node) bool) []*html.Node {
+	var out []*html.Node
+	for d := range n.Descendants() {
+		if d.Type == html.ElementNode && match(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func hasClass(n *html.Node, class string) bool {
+	return slices.Contains(strings.Fields(attr(n, "class")), class)
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	for d := range n.Descendants() {
+		if d.Type == html.TextNode {
+			b.WriteString(d.Data)
+		}
+	}
+	return b.String()
+}
+
+// checkHTMLTimeline parses an HTML report and checks that check id is in
+// the summary with verdict, and that its timeline has the lanes of a check
+// that cuts connections: the GET stream, the call's POST stream, a new
+// stream after the cut, SSE events, and the refresh as a fault line.
+func checkHTMLTimeline(t *testing.T, path, id, verdict string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := html.Parse(f)
+	if err != nil {
+		t.Fatalf("HTML report: %v", err)
+	}
+	rows := htmlNodes(doc, func(n *html.Node) bool { return n.Data == "tr" && attr(n, "data-check") == "c-"+id })
+	if len(rows) != 1 || !hasClass(rows[0], "v-"+verdict) {
+		t.Fatalf("summary row of %s with verdict %s: found %d rows", id, verdict, len(rows))
+	}
+	checks := htmlNodes(doc, func(n *html.Node) bool { return n.Data == "details" && attr(n, "id") == "c-"+id })
+	if len(checks) != 1 {
+		t.Fatalf("no section for %s", id)
+	}
+	var labels []string
+	exchanges := 0
+	for _, l := range htmlNodes(checks[0], func(n *html.Node) bool { return hasClass(n, "lane") }) {
+		if strings.HasPrefix(attr(l, "data-lane"), "#") {
+			exchanges++
+		}
+		if ts := htmlNodes(l, func(n *html.Node) bool { return n.Data == "text" }); len(ts) > 0 {
+			labels = append(labels, text(ts[0]))
+		}
+	}
+	joined := strings.Join(labels, "; ")
+	if exchanges < 4 || !strings.Contains(joined, "GET") || !strings.Contains(joined, "POST tools/call") {
+		t.Errorf("%s: %d exchange lanes, labels %s; want initialize, the GET stream, the call's POST and a stream after the cut", id, exchanges, joined)
+	}
+	faults := htmlNodes(checks[0], func(n *html.Node) bool { return hasClass(n, "fault") })
+	if len(faults) == 0 || !strings.Contains(text(faults[0]), "F-REFRESH") {
+		t.Errorf("%s: %d fault lines, want the refresh", id, len(faults))
+	}
+	if sse := htmlNodes(checks[0], func(n *html.Node) bool { return hasClass(n, "k-sse") }); len(sse) < 3 {
+		t.Errorf("%s: %d SSE event marks", id, len(sse))
+	}
+	if refs := htmlNodes(doc, func(n *html.Node) bool { return attr(n, "src") != "" || (n.Data == "link" && attr(n, "href") != "") }); len(refs) > 0 {
+		t.Errorf("the report fetches %d external resources", len(refs))
+	}
+}
+
+// TestHTMLBrokenFixture: against a fixture that drops the notifications
+// of a call whose POST stream died, the HTML report shows the failure and
+// its timeline: the lanes before and after the cut, and the cut itself.
+func TestHTMLBrokenFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs checks against a fixture")
+	}
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile, err := filepath.Abs("../../fixtures/profile.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "r.html")
+	out, errOut, code := runSelf(t, suiteTimeout, "server",
+		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} orphaned-notifications-dropped", exe),
+		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--html", page,
+		"--focus", "^(REDIRECT-ORPHANED|REPLAY-GAP):", "--suggest-profile", "")
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
+	}
+	checkHTMLTimeline(t, page, "REDIRECT-ORPHANED", "fail")
+	checkHTMLTimeline(t, page, "REPLAY-GAP", "fail")
+}
