@@ -36,8 +36,8 @@ func runClientSelf(t *testing.T, d time.Duration, args ...string) (stdout, stder
 func TestClientReference(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	js, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
-	out, errOut, code := runClientSelf(t, clientTimeout, "client", "--json", js, "--junit", junit)
+	js, junit, page := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
+	out, errOut, code := runClientSelf(t, clientTimeout, "client", "--json", js, "--junit", junit, "--html", page)
 	if code != exitOK {
 		t.Fatalf("exit %d against the reference client\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -63,6 +63,7 @@ func TestClientReference(t *testing.T) {
 	if doc.Tests != len(ids) || doc.Failures != 0 || len(doc.Suites) != 1 || doc.Suites[0].Name != "mcp-conform client" {
 		t.Errorf("JUnit: %+v, want %d tests, no failure, suite mcp-conform client", doc, len(ids))
 	}
+	checkClientLanes(t, page, "CLI-RESUME")
 }
 
 // clientWorkers is how many variant runs go at once.

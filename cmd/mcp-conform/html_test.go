@@ -48,11 +48,8 @@ func text(n *html.Node) string {
 	return b.String()
 }
 
-// checkHTMLTimeline parses an HTML report and checks that check id is in
-// the summary with verdict, and that its timeline has the lanes of a check
-// that cuts connections: the GET stream, the call's POST stream, a new
-// stream after the cut, SSE events, and the refresh as a fault line.
-func checkHTMLTimeline(t *testing.T, path, id, verdict string) {
+// parsePage parses an HTML report.
+func parsePage(t *testing.T, path string) *html.Node {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -63,6 +60,32 @@ func checkHTMLTimeline(t *testing.T, path, id, verdict string) {
 	if err != nil {
 		t.Fatalf("HTML report: %v", err)
 	}
+	return doc
+}
+
+// checkClientLanes checks that the timeline of client check id has a lane
+// for the client's first run and one for its first request.
+func checkClientLanes(t *testing.T, path, id string) {
+	t.Helper()
+	doc := parsePage(t, path)
+	lanes := map[string]bool{}
+	for _, c := range htmlNodes(doc, func(n *html.Node) bool { return n.Data == "details" && attr(n, "id") == "c-"+id }) {
+		for _, l := range htmlNodes(c, func(n *html.Node) bool { return hasClass(n, "lane") }) {
+			lanes[attr(l, "data-lane")] = true
+		}
+	}
+	if !lanes["run 1"] || !lanes["#1"] {
+		t.Errorf("%s: lanes %v, want run 1 and #1", id, lanes)
+	}
+}
+
+// checkHTMLTimeline parses an HTML report and checks that check id is in
+// the summary with verdict, and that its timeline has the lanes of a check
+// that cuts connections: the GET stream, the call's POST stream, a new
+// stream after the cut, SSE events, and the refresh as a fault line.
+func checkHTMLTimeline(t *testing.T, path, id, verdict string) {
+	t.Helper()
+	doc := parsePage(t, path)
 	rows := htmlNodes(doc, func(n *html.Node) bool { return n.Data == "tr" && attr(n, "data-check") == "c-"+id })
 	if len(rows) != 1 || !hasClass(rows[0], "v-"+verdict) {
 		t.Fatalf("summary row of %s with verdict %s: found %d rows", id, verdict, len(rows))

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
@@ -125,7 +126,7 @@ func (s *scriptedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cw := &captureWriter{ResponseWriter: w, rec: s.rec, x: x}
 	defer func() {
 		s.rec.update(x, func(x *exchange) { x.Done = time.Now() })
-		s.rec.logf("#%d   end", x.N)
+		s.rec.mark(x, report.KindEnd, "", fmt.Sprintf("#%d   end", x.N))
 	}()
 	if h := s.currentHook(); h != nil && h(x, cw, r) {
 		return

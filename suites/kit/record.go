@@ -129,7 +129,7 @@ func (b *bodyLogger) line(line string) {
 		b.log.Add(nil, text)
 		b.sse.lines = append(b.sse.lines, text)
 		if field == "data" {
-			b.sse.data = true
+			b.sse.data = b.sse.data || strings.TrimSpace(value) != ""
 			if g := b.log.groups.of(value); g != "" {
 				b.sse.group = g
 			}
