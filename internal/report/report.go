@@ -1,5 +1,6 @@
-// Package report is the result model of a conformance run and its three
-// renderings: a console summary, JUnit XML and a stable JSON document.
+// Package report is the result model of a conformance run and its four
+// renderings: a console summary, JUnit XML, a stable JSON document and a
+// self-contained HTML page with a timeline per check.
 package report
 
 import (
