@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // maxHTMLReport bounds the HTML report of the embedded reference run.
@@ -121,29 +122,22 @@ func checkHTMLTimeline(t *testing.T, path, id, verdict string) {
 }
 
 // TestHTMLBrokenFixture: against a fixture that drops the notifications
-// of a call whose POST stream died, the HTML report shows the failure and
-// its timeline: the lanes before and after the cut, and the cut itself.
+// of a call whose POST stream died, the HTML report shows the failures and
+// their timelines: the lanes before and after the cut, and the cut itself,
+// drawn from the JSON report's timeline.
 func TestHTMLBrokenFixture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs checks against a fixture")
 	}
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	profile, err := filepath.Abs("../../fixtures/profile.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	page := filepath.Join(t.TempDir(), "r.html")
-	out, errOut, code := runSelf(t, suiteTimeout, "server",
-		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} orphaned-notifications-dropped", exe),
-		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--html", page,
-		"--focus", "^(REDIRECT-ORPHANED|REPLAY-GAP):", "--suggest-profile", "")
-	if code != exitFail {
-		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
-	}
+	r, _ := checkFixture(t, "orphaned-notifications-dropped", "../../fixtures/profile.yaml", exitFail,
+		"--html", page, "--focus", "^(REDIRECT-ORPHANED|REPLAY-GAP):", "--suggest-profile", "")
 	checkHTMLTimeline(t, page, "REDIRECT-ORPHANED", "fail")
 	checkHTMLTimeline(t, page, "REPLAY-GAP", "fail")
+	for _, c := range r.Checks {
+		if c.ID == "REDIRECT-ORPHANED" && !slices.ContainsFunc(c.Timeline, func(e report.Event) bool { return e.Kind == report.KindFault }) {
+			t.Errorf("REDIRECT-ORPHANED's JSON timeline has no fault: %+v", c.Timeline)
+		}
+	}
 }
