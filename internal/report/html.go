@@ -18,6 +18,8 @@ type htmlView struct {
 	*Run
 	Counts   []countView
 	Sections []sectionView
+	// NotSelected counts the checks the filters left out.
+	NotSelected int
 }
 
 type countView struct {
@@ -40,16 +42,14 @@ type checkView struct {
 // from its events (inline SVG, no external resources).
 func WriteHTML(w io.Writer, r *Run) error {
 	v := htmlView{Run: r}
-	for _, verdict := range Verdicts {
-		if n := r.Counts[verdict]; n > 0 {
-			v.Counts = append(v.Counts, countView{verdict, n})
-		}
-	}
+	counts := map[Verdict]int{}
 	index := map[string]int{}
 	for _, c := range r.Checks {
 		if c.Verdict == Skip && c.Message == notSelected {
+			v.NotSelected++
 			continue
 		}
+		counts[c.Verdict]++
 		i, ok := index[c.Section]
 		if !ok {
 			i = len(v.Sections)
@@ -57,6 +57,11 @@ func WriteHTML(w io.Writer, r *Run) error {
 			v.Sections = append(v.Sections, sectionView{Name: c.Section})
 		}
 		v.Sections[i].Checks = append(v.Sections[i].Checks, checkView{Check: c, Timeline: layout(c.Timeline, c.Seconds)})
+	}
+	for _, verdict := range Verdicts {
+		if n := counts[verdict]; n > 0 {
+			v.Counts = append(v.Counts, countView{verdict, n})
+		}
 	}
 	return htmlPage.Execute(w, v)
 }
