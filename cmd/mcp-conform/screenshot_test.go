@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// chromium is the browser that takes the HTML report's screenshots.
+const chromium = "/usr/bin/chromium"
+
+var updateScreenshots = flag.Bool("update-screenshots", false, "write the HTML report's screenshots to docs/")
+
+// TestHTMLScreenshots: a real browser renders the HTML report of a run
+// against a broken fixture: the summary of the REDIRECT and REPLAY
+// checks, and the page of a run of REDIRECT-ORPHANED alone, which fails,
+// with its timeline. With -update-screenshots the pictures go to docs/,
+// where README shows them. Skipped without Chromium.
+func TestHTMLScreenshots(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skip("no " + chromium)
+	}
+	if testing.Short() {
+		t.Skip("runs checks against a fixture")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	out := dir
+	if *updateScreenshots {
+		out = "../../docs"
+	}
+	for _, s := range []struct{ name, focus string }{
+		{"html-summary.png", "^(REDIRECT|REPLAY)-"},
+		{"html-timeline.png", "^REDIRECT-ORPHANED:"},
+	} {
+		page := filepath.Join(dir, s.name+".html")
+		checkFixture(t, "orphaned-notifications-dropped", "../../fixtures/profile.yaml", exitFail,
+			"--html", page, "--focus", s.focus, "--suggest-profile", "")
+		file, err := filepath.Abs(filepath.Join(out, s.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		screenshot(t, "file://"+page, file)
+		checkPicture(t, file)
+	}
+}
+
+// screenshot has headless Chromium render url into a PNG file.
+func screenshot(t *testing.T, url, file string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
+		"--hide-scrollbars", "--user-data-dir="+t.TempDir(), "--window-size=1100,1000",
+		"--screenshot="+file, url)
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+}
+
+// checkPicture checks that file is a PNG of the window's size that shows
+// more than a blank page.
+func checkPicture(t *testing.T, file string) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	b := img.Bounds()
+	colors := map[[3]uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 7 {
+		for x := b.Min.X; x < b.Max.X; x += 7 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colors[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
+		}
+	}
+	if b.Dx() != 1100 || b.Dy() != 1000 || len(colors) < 8 {
+		t.Errorf("%s: %dx%d with %d colours; want 1100x1000 and a page drawn", file, b.Dx(), b.Dy(), len(colors))
+	}
+}
