@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/report"
@@ -81,8 +82,10 @@ func AuthSummary(h http.Header) string {
 // timeline the fields of one SSE event make one event.
 type bodyLogger struct {
 	io.ReadCloser
-	log     *Log
-	n       int
+	log *Log
+	n   int
+	// mu guards what follows: Close may come from another goroutine.
+	mu      sync.Mutex
 	partial []byte
 	closed  bool
 	sse     sseEvent
@@ -90,6 +93,8 @@ type bodyLogger struct {
 
 func (b *bodyLogger) Read(p []byte) (int, error) {
 	k, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.partial = append(b.partial, p[:k]...)
 	for {
 		i := bytes.IndexByte(b.partial, '\n')
@@ -164,10 +169,12 @@ func (b *bodyLogger) flush() {
 }
 
 func (b *bodyLogger) Close() error {
+	b.mu.Lock()
 	if !b.closed {
 		b.closed = true
 		b.flush()
 		mark(b.log, b.n, report.KindClosed, "", fmt.Sprintf("#%d   closed by the harness", b.n))
 	}
+	b.mu.Unlock()
 	return b.ReadCloser.Close()
 }
