@@ -122,6 +122,16 @@ func eventIDs(x exchange) []string {
 }
 
 // isSubsequence reports whether every element of sub is in s, in order.
+// byStream groups the steps of notification lines by the stream they say
+// they came on (one group when a client does not say).
+func byStream(lines []outLine) map[string][]string {
+	out := map[string][]string{}
+	for _, l := range lines {
+		out[l.Stream] = append(out[l.Stream], steps([]outLine{l})...)
+	}
+	return out
+}
+
 func isSubsequence(sub, s []string) bool {
 	i := 0
 	for _, v := range s {
