@@ -40,7 +40,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	defer cancel()
 	c := wire.New(url)
 	c.ProtocolVersion = version
-	c.Header = requestHeader(cfg)
+	c.Header = cfg.RequestHeader()
 	began := time.Now()
 	resp, err := c.Initialize(ctx, "")
 	rtt := time.Since(began)

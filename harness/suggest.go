@@ -26,6 +26,16 @@ type advertisedTool struct {
 	} `json:"inputSchema"`
 }
 
+// args are the tool's argument names, sorted.
+func (t advertisedTool) args() []string {
+	out := make([]string, 0, len(t.InputSchema.Properties))
+	for a := range t.InputSchema.Properties {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // listTools opens a session, lists the target's tools (every page) and
 // deletes the session.
 func listTools(ctx context.Context, url, version string, cfg *target.Config) ([]advertisedTool, error) {
@@ -33,7 +43,7 @@ func listTools(ctx context.Context, url, version string, cfg *target.Config) ([]
 	defer cancel()
 	c := wire.New(url)
 	c.ProtocolVersion = version
-	c.Header = requestHeader(cfg)
+	c.Header = cfg.RequestHeader()
 	sid, err := c.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("initialize at %s: %w", url, err)
@@ -78,22 +88,6 @@ func listTools(ctx context.Context, url, version string, cfg *target.Config) ([]
 	return tools, nil
 }
 
-// requestHeader is what every harness request carries: the profile's
-// headers, the first principal's token and the allowed Origin.
-func requestHeader(cfg *target.Config) http.Header {
-	h := http.Header{}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
-	}
-	if len(cfg.Principals) > 0 {
-		h.Set("Authorization", "Bearer "+cfg.Principals[0].Token)
-	}
-	if cfg.Origins.Allowed != "" {
-		h.Set("Origin", cfg.Origins.Allowed)
-	}
-	return h
-}
-
 // Words that make a tool a likely candidate for a profile key.
 var (
 	notifyingWords = []string{"progress", "long", "slow", "stream", "notif", "step", "interval", "delay", "sleep", "wait", "count"}
@@ -110,7 +104,7 @@ func candidates(tools []advertisedTool, words []string) []advertisedTool {
 	var out []scored
 	for _, t := range tools {
 		text := strings.ToLower(t.Name + " " + t.Description)
-		for arg := range t.InputSchema.Properties {
+		for _, arg := range t.args() {
 			text += " " + strings.ToLower(arg)
 		}
 		n := 0
@@ -231,12 +225,7 @@ func describe(ts []advertisedTool) string {
 	}
 	var parts []string
 	for _, t := range ts[:min(len(ts), 4)] {
-		args := make([]string, 0, len(t.InputSchema.Properties))
-		for a := range t.InputSchema.Properties {
-			args = append(args, a)
-		}
-		slices.Sort(args)
-		parts = append(parts, fmt.Sprintf("%s(%s)", t.Name, strings.Join(args, ", ")))
+		parts = append(parts, fmt.Sprintf("%s(%s)", t.Name, strings.Join(t.args(), ", ")))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -253,11 +242,10 @@ func argsOf(ts []advertisedTool) string {
 	if len(ts) == 0 {
 		return ""
 	}
-	var args []string
-	for a := range ts[0].InputSchema.Properties {
-		args = append(args, a+": VALUE")
+	args := ts[0].args()
+	for i, a := range args {
+		args[i] = a + ": VALUE"
 	}
-	slices.Sort(args)
 	return strings.Join(args, ", ")
 }
 

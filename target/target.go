@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -134,6 +135,23 @@ func (t Timings) MarshalJSON() ([]byte, error) {
 type Principal struct {
 	Name  string `json:"name,omitempty"`
 	Token string `json:"token"`
+}
+
+// RequestHeader is what every request of the harness carries: the
+// profile's headers, the first principal's bearer token and the allowed
+// Origin.
+func (c *Config) RequestHeader() http.Header {
+	h := http.Header{}
+	for k, v := range c.Headers {
+		h.Set(k, v)
+	}
+	if len(c.Principals) > 0 {
+		h.Set("Authorization", "Bearer "+c.Principals[0].Token)
+	}
+	if c.Origins.Allowed != "" {
+		h.Set("Origin", c.Origins.Allowed)
+	}
+	return h
 }
 
 // DefaultDisallowedOrigin is the foreign Origin sent when the profile

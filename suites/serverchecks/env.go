@@ -108,7 +108,7 @@ func (tc *Target) setup(t *kit.T, d def) *env {
 		MaxIdleConnsPerHost: 4,
 		ForceAttemptHTTP2:   false,
 	}
-	e.C = e.client(base, e.defaultHeader())
+	e.C = e.client(base, e.Config.RequestHeader())
 	e.Cleanup(func(context.Context) {
 		e.tr.CloseIdleConnections()
 		if e.proxy != nil {
@@ -128,21 +128,6 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "80")
 }
 
-// defaultHeader carries the profile's headers and the first principal's token.
-func (e *env) defaultHeader() http.Header {
-	h := http.Header{}
-	for k, v := range e.Config.Headers {
-		h.Set(k, v)
-	}
-	if len(e.Config.Principals) > 0 {
-		h.Set("Authorization", "Bearer "+e.Config.Principals[0].Token)
-	}
-	if e.Config.Origins.Allowed != "" {
-		h.Set("Origin", e.Config.Origins.Allowed)
-	}
-	return h
-}
-
 // client returns a wire client on the check's transport and log.
 func (e *env) client(u string, h http.Header) *wire.Client {
 	c := wire.New(u)
@@ -154,7 +139,7 @@ func (e *env) client(u string, h http.Header) *wire.Client {
 
 // as returns a client that sends the given principal's token instead.
 func (e *env) as(principal int) *wire.Client {
-	h := e.defaultHeader()
+	h := e.Config.RequestHeader()
 	h.Set("Authorization", "Bearer "+e.Config.Principals[principal].Token)
 	return e.client(e.C.URL, h)
 }

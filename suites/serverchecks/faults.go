@@ -1,6 +1,7 @@
 package serverchecks
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/faults"
@@ -14,64 +15,52 @@ func (e *env) needProxy() *faults.Proxy {
 	return e.proxy
 }
 
+// inject logs fault id (what it does), applies it through the check's
+// proxy and, when it hits live connections, drops the idle ones so the
+// next request opens a fresh connection.
+func (e *env) inject(id, what string, live bool, apply ...func(*faults.Proxy) error) {
+	p := e.needProxy()
+	e.Logf("!! %s: %s", id, what)
+	for _, f := range apply {
+		if err := f(p); err != nil {
+			e.Failf("%s: %v", id, err)
+		}
+	}
+	if live {
+		e.tr.CloseIdleConnections()
+	}
+}
+
 // refresh cuts every live connection of the check at once (F-REFRESH).
 func (e *env) refresh() {
-	p := e.needProxy()
-	e.Logf("!! F-REFRESH: every live connection cut")
-	if err := p.Refresh(); err != nil {
-		e.Failf("F-REFRESH: %v", err)
-	}
-	e.tr.CloseIdleConnections()
+	e.inject("F-REFRESH", "every live connection cut", true, (*faults.Proxy).Refresh)
 }
 
 // freeze makes every live connection half-open (F-BLACKHOLE).
 func (e *env) freeze() {
-	p := e.needProxy()
-	e.Logf("!! F-BLACKHOLE: live connections frozen, not closed")
-	if err := p.Freeze(); err != nil {
-		e.Failf("F-BLACKHOLE: %v", err)
-	}
-	e.tr.CloseIdleConnections()
+	e.inject("F-BLACKHOLE", "live connections frozen, not closed", true, (*faults.Proxy).Freeze)
 }
 
 // cutAfter arms F-CUT-AFTER: the next stream to carry n events is cut.
 func (e *env) cutAfter(n int) {
-	p := e.needProxy()
-	e.Logf("!! F-CUT-AFTER: the next stream to carry %d events will be cut", n)
-	if err := p.CutAfter(n); err != nil {
-		e.Failf("F-CUT-AFTER: %v", err)
-	}
+	e.inject("F-CUT-AFTER", fmt.Sprintf("the next stream to carry %d events will be cut", n), false,
+		func(p *faults.Proxy) error { return p.CutAfter(n) })
 }
 
 // reset resets every live connection of the check (F-RESET).
 func (e *env) reset() {
-	p := e.needProxy()
-	e.Logf("!! F-RESET: every live connection reset (RST)")
-	if err := p.Reset(); err != nil {
-		e.Failf("F-RESET: %v", err)
-	}
-	e.tr.CloseIdleConnections()
+	e.inject("F-RESET", "every live connection reset (RST)", true, (*faults.Proxy).Reset)
 }
 
 // slowLink makes the server's data arrive late and in small pieces (F-LATENCY).
 func (e *env) slowLink() {
-	p := e.needProxy()
-	e.Logf("!! F-LATENCY: 20ms latency, data sliced into ~8-byte pieces")
-	if err := p.Latency(20*time.Millisecond, 5*time.Millisecond); err != nil {
-		e.Failf("F-LATENCY: %v", err)
-	}
-	if err := p.Slicer(8, 6, time.Millisecond); err != nil {
-		e.Failf("F-LATENCY: %v", err)
-	}
+	e.inject("F-LATENCY", "20ms latency, data sliced into ~8-byte pieces", false,
+		func(p *faults.Proxy) error { return p.Latency(20*time.Millisecond, 5*time.Millisecond) },
+		func(p *faults.Proxy) error { return p.Slicer(8, 6, time.Millisecond) })
 }
 
 // stall makes every live connection of the check stop reading what the
 // server sends (F-STALL): a client that stopped reading those streams.
 func (e *env) stall() {
-	p := e.needProxy()
-	e.Logf("!! F-STALL: live connections stop reading what the server sends")
-	if err := p.Stall(); err != nil {
-		e.Failf("F-STALL: %v", err)
-	}
-	e.tr.CloseIdleConnections()
+	e.inject("F-STALL", "live connections stop reading what the server sends", true, (*faults.Proxy).Stall)
 }

@@ -152,6 +152,6 @@ func (e *env) ownClient() *wire.Client {
 	c := wire.New(e.C.URL)
 	c.HTTP = &http.Client{Transport: &kit.Recorder{Base: tr, Log: e.Log()}}
 	c.ProtocolVersion = e.target.ProtocolVersion
-	c.Header = e.defaultHeader()
+	c.Header = e.Config.RequestHeader()
 	return c
 }

@@ -81,7 +81,7 @@ func sessionChecks() []def {
 
 		{id: "VER-INVALID-400", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
-			bad := e.client(e.C.URL, e.defaultHeader())
+			bad := e.client(e.C.URL, e.Config.RequestHeader())
 			bad.ProtocolVersion = "1999-01-01"
 			resp, err := bad.Call(ctx, sid, "tools/list", nil)
 			e.Expect(err).NotTo(HaveOccurred())
@@ -90,7 +90,7 @@ func sessionChecks() []def {
 
 		{id: "ORIGIN-403", body: func(ctx context.Context, e *env) {
 			foreign := e.Config.Origins.DisallowedOrigin()
-			h := e.defaultHeader()
+			h := e.Config.RequestHeader()
 			h.Set("Origin", foreign)
 			evil := e.client(e.C.URL, h)
 			resp, err := evil.Initialize(ctx, "")
