@@ -12,7 +12,7 @@ func ShortTimings() Config {
 		ReaperInterval:       200 * time.Millisecond,
 		IdleThreshold:        time.Second,
 		GracePeriod:          time.Second,
-		EventMaxAge:          2 * time.Second,
+		EventMaxAge:          3 * time.Second,
 		EventCleanupInterval: 250 * time.Millisecond,
 		SSEKeepAlive:         500 * time.Millisecond,
 		SSERetry:             500 * time.Millisecond,

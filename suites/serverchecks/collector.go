@@ -24,6 +24,7 @@ type collector struct {
 	s      *wire.Stream
 	mu     sync.Mutex
 	events []sse.Event
+	idAt   time.Time // when the last event with an id arrived
 	err    error
 	done   chan struct{}
 }
@@ -41,6 +42,9 @@ func (e *env) collect(name string, s *wire.Stream) *collector {
 				return
 			}
 			c.events = append(c.events, ev)
+			if ev.ID != "" {
+				c.idAt = time.Now()
+			}
 			c.mu.Unlock()
 		}
 	}()
@@ -80,6 +84,16 @@ func (c *collector) LastID() string {
 		}
 	}
 	return ""
+}
+
+// sinceLastID is how long ago the last event with an id arrived.
+func (c *collector) sinceLastID() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idAt.IsZero() {
+		return 0
+	}
+	return time.Since(c.idAt)
 }
 
 // Messages decodes the JSON-RPC messages among the events read so far.

@@ -25,7 +25,7 @@ func replayChecks() []def {
 			// Back after a refresh: the standalone stream, and the call's stream
 			// resumed; the next notifications come on one of them.
 			get := e.openGET(ctx, e.C, sid, "")
-			post := e.resume(ctx, sid, k.post.LastID())
+			post := e.resume(ctx, sid, k.post)
 			var carrier *collector
 			e.Eventually(func() bool {
 				for _, c := range []*collector{get, post} {
@@ -40,7 +40,7 @@ func replayChecks() []def {
 			e.refresh()
 			e.Logf("no stream for %v: the refresh window", quiet(e.Config))
 			e.Pause(quiet(e.Config))
-			resumed := e.resume(ctx, sid, carrier.LastID())
+			resumed := e.resume(ctx, sid, carrier)
 			e.Eventually(func() int {
 				n := 0
 				for _, c := range []*collector{k.post, get, post, resumed} {

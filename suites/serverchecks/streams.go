@@ -107,7 +107,7 @@ func streamChecks() []def {
 			e.awaitPostNotes(ctx, b, 2)
 			e.needIDs(a.post)
 			e.refresh()
-			resumed := e.resume(ctx, sid, a.post.LastID())
+			resumed := e.resume(ctx, sid, a.post)
 			// Wait for a's response where the target replays it; its absence is
 			// not this check's business, another stream's messages are.
 			e.WaitUntil(2*toolRun(e.Config)+quiet(e.Config), func() bool { _, ok := a.response(resumed.Messages()); return ok })
@@ -170,7 +170,7 @@ func streamChecks() []def {
 			e.awaitPostNotes(ctx, k, 1)
 			e.needIDs(k.post)
 			e.reset()
-			resumed := e.resume(ctx, sid, k.post.LastID())
+			resumed := e.resume(ctx, sid, k.post)
 			m := e.awaitResponse(ctx, k, resumed)
 			e.Expect(m.Error).To(BeNil(), "the call ended with an error after its stream was dropped")
 			_, err := wire.ResultText(m.Result)
@@ -200,7 +200,7 @@ func (e *env) replayPOST(ctx context.Context, token string, wait time.Duration) 
 		e.Logf("no stream for %v: the server notices the cut", wait)
 		e.Pause(wait)
 	}
-	resumed := e.resume(ctx, sid, k.post.LastID())
+	resumed := e.resume(ctx, sid, k.post)
 	resumed.name = "the POST stream resumed " + when
 	e.awaitResponse(ctx, k, resumed)
 	e.Pause(quiet(e.Config)) // a notification sent after the response arrives meanwhile

@@ -69,7 +69,7 @@ func streamResilienceChecks() []def {
 				e.Expect(k.isResponse(m)).To(BeFalse(), "the orphaned request's response was sent on the standalone GET stream")
 			}
 			e.needIDs(k.post)
-			resumed := e.resume(ctx, sid, k.post.LastID())
+			resumed := e.resume(ctx, sid, k.post)
 			e.awaitResponse(ctx, k, resumed)
 		}},
 	}
