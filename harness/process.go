@@ -144,3 +144,25 @@ func (t *tail) String() string {
 	}
 	return string(t.buf)
 }
+
+// Process is a server started from a command, as --server-cmd starts one.
+type Process struct{ p *processTarget }
+
+// StartProcess starts command on a free port substituted for {port} in it
+// and in url, and waits until url answers HTTP (at most timeout).
+func StartProcess(ctx context.Context, command, url string, timeout time.Duration) (*Process, error) {
+	p, err := startProcess(ctx, command, url, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &Process{p}, nil
+}
+
+// URL is the server's URL, its port substituted.
+func (p *Process) URL() string { return p.p.url }
+
+// Pgid is the process group of the command and its children.
+func (p *Process) Pgid() int { return p.p.cmd.Process.Pid }
+
+// Close stops the process group.
+func (p *Process) Close() { p.p.Close() }

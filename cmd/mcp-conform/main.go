@@ -37,6 +37,7 @@ type command struct {
 var commands = []command{
 	{"server", "check an MCP server against the behaviour catalogue", runServer, nil},
 	{"client", "grade an MCP client under session refreshes, expiry and restarts", runClient, nil},
+	{"storm", "reset every connection of many sessions at once and count what the server lost", runStorm, nil},
 	{"list", "print the behaviour catalogue", runList, nil},
 	{"profile", "write a target profile to edit for a server, from the tools it advertises", runProfile, nil},
 	// Not "serve": one letter from "server", which checks a server.

@@ -1,0 +1,228 @@
+package storm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/sse"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// Stream kinds: where a notification or event arrived.
+const (
+	KindPOST   = "post"        // the call's POST stream, before the cut
+	KindGET    = "get"         // the standalone GET stream, before the cut
+	KindResume = "post-resume" // a GET with the POST stream's Last-Event-ID
+	KindNewGET = "new-get"     // a new standalone GET after the cut
+)
+
+// session is one storm session: its id, the call's request id and progress
+// token, the last event id of each stream, and every notification seen.
+type session struct {
+	n     int
+	id    string
+	token string
+	reqID json.RawMessage
+
+	mu       sync.Mutex
+	postLast string // last event id of the POST stream (its own or resumed)
+	getLast  string // last event id of the standalone stream
+	notes    map[string][]string
+	results  int
+	distinct int
+	want     int  // distinct notifications expected
+	needRes  bool // the result is expected (the strategy resumes the POST stream)
+	reached  chan struct{}
+	cutAfter int
+	done     chan struct{} // closed once everything expected arrived
+	errs     []string
+	// after the cut: when each reconnecting stream kind answered and
+	// delivered its first event
+	headersAt map[string]time.Time
+	firstAt   map[string]time.Time
+}
+
+func newSession(n, cutAfter, want int) *session {
+	return &session{
+		n: n, token: fmt.Sprintf("storm-%d", n), notes: map[string][]string{},
+		want: want, cutAfter: cutAfter, reached: make(chan struct{}), done: make(chan struct{}),
+		headersAt: map[string]time.Time{}, firstAt: map[string]time.Time{},
+	}
+}
+
+func (s *session) errorf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.errs) < 5 {
+		s.errs = append(s.errs, fmt.Sprintf(format, args...))
+	}
+}
+
+// expectResult records whether the result must arrive for the session to
+// be complete.
+func (s *session) expectResult(yes bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.needRes = yes
+	s.checkDone()
+}
+
+func (s *session) checkDone() {
+	if s.distinct >= s.cutAfter || s.results > 0 {
+		closeOnce(s.reached)
+	}
+	if s.distinct >= s.want && (!s.needRes || s.results > 0) {
+		closeOnce(s.done)
+	}
+}
+
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// event records one SSE event that arrived on a stream of kind.
+func (s *session) event(kind string, ev sse.Event, method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.HasID {
+		switch kind {
+		case KindPOST, KindResume:
+			s.postLast = ev.ID
+		default:
+			s.getLast = ev.ID
+		}
+	}
+	if kind == KindResume || kind == KindNewGET {
+		if _, ok := s.firstAt[kind]; !ok {
+			s.firstAt[kind] = time.Now()
+		}
+	}
+	if len(bytes.TrimSpace([]byte(ev.Data))) == 0 {
+		return // priming event or retry hint
+	}
+	var m wire.Message
+	if err := json.Unmarshal([]byte(ev.Data), &m); err != nil {
+		if len(s.errs) < 5 {
+			s.errs = append(s.errs, fmt.Sprintf("%s stream: undecodable event %q", kind, ev.ID))
+		}
+		return
+	}
+	s.message(kind, m, method)
+}
+
+// message records a JSON-RPC message: the call's result, or a
+// notification of the counted method carrying the session's token.
+func (s *session) message(kind string, m wire.Message, method string) {
+	switch {
+	case m.IsResponse():
+		if bytes.Equal(m.ID, s.reqID) {
+			s.results++
+			if m.Error != nil && len(s.errs) < 5 {
+				s.errs = append(s.errs, fmt.Sprintf("call failed: %v", m.Error))
+			}
+		}
+	case m.Method == method:
+		if method == "notifications/progress" {
+			var p struct {
+				Token any `json:"progressToken"`
+			}
+			if json.Unmarshal(m.Params, &p) != nil || fmt.Sprint(p.Token) != s.token {
+				return
+			}
+		}
+		key := string(m.Params)
+		if len(s.notes[key]) == 0 {
+			s.distinct++
+		}
+		s.notes[key] = append(s.notes[key], kind)
+	}
+	s.checkDone()
+}
+
+// read reads one stream until it ends or ctx ends; headers is when its
+// answer's headers arrived.
+func (s *session) read(ctx context.Context, kind string, resp *http.Response, method string) error {
+	defer resp.Body.Close()
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
+	defer stop()
+	if !isSSE(resp) {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if err != nil {
+			return err
+		}
+		return s.jsonBody(kind, body, method)
+	}
+	r := sse.NewReader(resp.Body)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		s.event(kind, ev, method)
+	}
+}
+
+// jsonBody records the messages of a JSON answer (a server may answer a
+// call with one instead of a stream).
+func (s *session) jsonBody(kind string, body []byte, method string) error {
+	body = bytes.TrimSpace(body)
+	var msgs []wire.Message
+	if len(body) > 0 && body[0] == '[' {
+		if err := json.Unmarshal(body, &msgs); err != nil {
+			return err
+		}
+	} else {
+		var m wire.Message
+		if err := json.Unmarshal(body, &m); err != nil {
+			return fmt.Errorf("undecodable answer: %w", err)
+		}
+		msgs = append(msgs, m)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range msgs {
+		s.message(kind, m, method)
+	}
+	return nil
+}
+
+func isSSE(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
+
+// lastIDs returns the last event id of the POST and the standalone stream.
+func (s *session) lastIDs() (post, get string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.postLast, s.getLast
+}
+
+func (s *session) resultIn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.results > 0
+}
+
+func (s *session) markHeaders(kind string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.headersAt[kind]; !ok {
+		s.headersAt[kind] = time.Now()
+	}
+}
