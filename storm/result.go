@@ -291,7 +291,9 @@ func (r *Result) WriteConsole(w io.Writer) {
 
 func counts(m map[string]int) string {
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	keys := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(keys, func(a, b string) int { return len(a) - len(b) }) // 2 before 10
+	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")

@@ -1,0 +1,111 @@
+package storm_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/harness"
+	"github.com/mcp-conform/mcp-conform/reference/server"
+	"github.com/mcp-conform/mcp-conform/storm"
+)
+
+// smallStorm is a storm of a few sessions that takes a few seconds.
+func smallStorm(url string) storm.Options {
+	p := harness.ReferenceProfile()
+	return storm.Options{
+		URL: url, Header: p.RequestHeader(),
+		Tool: "long_operation", Arguments: map[string]any{"steps": 10, "interval_ms": 100},
+		Notifications: 10, Interval: 100 * time.Millisecond,
+		Sessions: 10, Concurrency: 10, CutAfter: 3,
+		Reconnect: storm.ReconnectBoth, ReconnectDelay: 300 * time.Millisecond,
+		Settle: 10 * time.Second, RequestTimeout: 10 * time.Second,
+	}
+}
+
+func host(t *testing.T, f *fixtures.Fixture) *server.Host {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fixtures.Config()
+	var h *server.Host
+	if f != nil {
+		h, err = f.Host(cfg, ln)
+	} else {
+		h, err = server.NewHost(cfg, ln, server.HostOptions{})
+	}
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
+func run(t *testing.T, o storm.Options) *storm.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := storm.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Judge(storm.Bounds{})
+	var b strings.Builder
+	res.WriteConsole(&b)
+	t.Log("\n" + b.String())
+	return res
+}
+
+// TestStormReference: the reference loses nothing, duplicates nothing and
+// answers every call.
+func TestStormReference(t *testing.T) {
+	h := host(t, nil)
+	res := run(t, smallStorm(h.URL()))
+	if !res.Passed() || res.Lost != 0 || res.Duplicated != 0 || res.ResultsMissing != 0 {
+		t.Fatalf("the reference failed the storm: %v", res.Failures)
+	}
+	if res.SessionsSetUp != 10 || res.Delivered != 100 {
+		t.Fatalf("set up %d sessions, delivered %d notifications; want 10 and 100", res.SessionsSetUp, res.Delivered)
+	}
+}
+
+// TestStormCatchesDeadStreams: a server that counts writes to a reset
+// connection as delivered loses the notifications it wrote there, and the
+// storm says so.
+func TestStormCatchesDeadStreams(t *testing.T) {
+	f := fixtures.DeadStreamsForget()
+	h := host(t, &f)
+	o := smallStorm(h.URL())
+	o.Settle = 3 * time.Second // what is lost never comes
+	res := run(t, o)
+	if res.Passed() || res.Lost == 0 {
+		t.Fatalf("the storm missed the lost notifications: lost %d, failures %v", res.Lost, res.Failures)
+	}
+	if len(res.LostAt) == 0 || !strings.Contains(strings.Join(res.Failures, ";"), "notifications lost") {
+		t.Fatalf("the report does not say what was lost: %+v %v", res.LostAt, res.Failures)
+	}
+}
+
+// TestOptionsValidate: bad options are errors, not hangs.
+func TestOptionsValidate(t *testing.T) {
+	for name, change := range map[string]func(*storm.Options){
+		"no tool":        func(o *storm.Options) { o.Tool = "" },
+		"zero sessions":  func(o *storm.Options) { o.Sessions = 0 },
+		"cut after all":  func(o *storm.Options) { o.CutAfter = o.Notifications },
+		"bad reconnect":  func(o *storm.Options) { o.Reconnect = "later" },
+		"negative delay": func(o *storm.Options) { o.ReconnectDelay = -time.Second },
+		"no interval":    func(o *storm.Options) { o.Interval = 0 },
+	} {
+		o := smallStorm("http://127.0.0.1:1/mcp")
+		change(&o)
+		if err := o.Validate(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
