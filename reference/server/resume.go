@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 )
 
@@ -33,18 +34,28 @@ func (s *Server) resumePOST(w http.ResponseWriter, r *http.Request, sess *sessio
 		return
 	}
 	defer sess.uncarry(p, car)
-	owner.handler.ServeHTTP(openSSE(w), r.WithContext(ctx))
+	primingID := ""
+	if r.Header.Get(headerProtocolVersion) >= primingVersion {
+		primingID = r.Header.Get(headerLastEventID)
+	}
+	owner.handler.ServeHTTP(openSSE(w, primingID), r.WithContext(ctx))
 }
 
-// openSSE sends a stream's headers at once. The go-sdk sends them with the
-// first event, and a resumed stream with nothing to replay may wait long
-// for one, holding a client that waits for headers before it reads.
-func openSSE(w http.ResponseWriter) http.ResponseWriter {
+// openSSE sends a stream's headers at once, with a priming event whose id
+// is the Last-Event-ID resumed from, when primingID is set. The go-sdk
+// sends headers with the first event, and a resumed stream whose missed
+// messages went to the standalone stream may wait until the call ends for
+// one, holding a client that waits for headers or an event before it reads.
+// Resuming from the priming event's id again replays the same messages.
+func openSSE(w http.ResponseWriter, primingID string) http.ResponseWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
+	if primingID != "" {
+		fmt.Fprintf(w, "id: %s\ndata: \n\n", primingID)
+	}
 	http.NewResponseController(w).Flush()
 	return &openedSSE{ResponseWriter: w}
 }
