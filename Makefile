@@ -57,6 +57,15 @@ conform-thirdparty: build
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer fixtures/thirdparty/run.sh $(BIN)
 	fixtures/thirdparty/clients/run.sh $(BIN)
 
+# Refresh storms (mcp-conform storm): the reference server, the stock Go
+# SDK server and, with Node.js, the TypeScript SDK example, side by side at
+# N = 100, 500 and 1000 sessions, then each reconnect strategy; figures and
+# a table in reports/storm. Fails when a reference run does.
+.PHONY: storm
+storm: build
+	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
+	storm/compare.sh $(CURDIR)/$(BIN) $(CURDIR)/bin/gosdk-peer
+
 # The official MCP conformance suite (fixtures/official): the reference
 # server (serve --conformance-tools) and the reference client against the
 # pinned @modelcontextprotocol/conformance on the Node.js 22 it pins, both

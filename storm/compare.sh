@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The refresh-storm comparison of make storm: mcp-conform storm against the
+# reference server, the stock Go SDK server (fixtures/thirdparty/gosdk) and,
+# when Node.js is installed, the TypeScript SDK's example server, one after
+# another at each N, then the reconnect strategies at one N. Each run's
+# console output and JSON go to $STORM_OUT (default reports/storm); the
+# table of all runs to $STORM_OUT/table.md. Exits 1 when a reference run
+# failed.
+#
+#   storm/compare.sh BIN GOSDK_PEER
+#
+# STORM_N (default "100 500 1000") and STORM_STRATEGY_N (default 500) pick
+# the sizes.
+set -uo pipefail
+
+[ $# -eq 2 ] || { echo "usage: $0 MCP_CONFORM_BIN GOSDK_PEER_BIN" >&2; exit 2; }
+bin=$1
+peer=$2
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+out=${STORM_OUT:-reports/storm}
+mkdir -p "$out"
+rm -f "$out"/*.json "$out"/*.txt
+
+ref="$bin reference-server --addr 127.0.0.1:{port} --bearer-token alice=alice-token --bearer-token bob=bob-token --max-sessions-per-principal 100000 --log-level warn"
+gosdk="GOSDK_PEER=$peer $root/fixtures/thirdparty/gosdk/start.sh {port}"
+ts="$root/fixtures/thirdparty/ts-sdk/start.sh {port}"
+url='http://127.0.0.1:{port}/mcp'
+common=(--url "$url" --cut-after 5 --concurrency 50 --settle 20s)
+steps=(--arguments '{"steps":20,"interval_ms":100}' --notifications 20 --interval 100ms)
+
+targets=(reference gosdk)
+if command -v node >/dev/null 2>&1 && "$root/fixtures/thirdparty/ts-sdk/install.sh" -q >/dev/null; then
+	targets+=(ts-sdk)
+else
+	echo "storm: Node.js or the TypeScript SDK is missing: no ts-sdk runs" >&2
+fi
+
+status=0
+# storm_run NAME TARGET ARGS... runs one storm and records it.
+storm_run() {
+	local name=$1 target=$2
+	shift 2
+	local cmd profile args
+	case $target in
+	reference) cmd=$ref profile=$here/reference-profile.yaml args=("${steps[@]}") ;;
+	gosdk) cmd=$gosdk profile=$root/fixtures/thirdparty/gosdk/profile.yaml args=("${steps[@]}") ;;
+	ts-sdk) cmd=$ts profile=$root/fixtures/thirdparty/ts-sdk/profile.yaml
+		args=(--arguments '{"interval":100,"count":20}' --notifications 20 --interval 100ms) ;;
+	esac
+	echo "== $name"
+	"$bin" storm "${common[@]}" "${args[@]}" --server-cmd "$cmd" --target-config "$profile" \
+		--json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1
+	local rc=$?
+	grep -v '^  - ' "$out/$name.txt"
+	if [ $rc -ne 0 ] && [ "$target" = reference ]; then
+		status=1
+	fi
+}
+
+for n in ${STORM_N:-100 500 1000}; do
+	for t in "${targets[@]}"; do
+		storm_run "$t-n$n-both" "$t" --sessions "$n" --reconnect both
+	done
+done
+sn=${STORM_STRATEGY_N:-500}
+for t in reference gosdk; do
+	storm_run "$t-n$sn-resume" "$t" --sessions "$sn" --reconnect resume
+	storm_run "$t-n$sn-new-get" "$t" --sessions "$sn" --reconnect new-get
+	storm_run "$t-n$sn-both-delay1s" "$t" --sessions "$sn" --reconnect both --reconnect-delay 1s
+done
+(cd "$root" && go run ./storm/table "$out"/*.json) >"$out/table.md" && cat "$out/table.md"
+exit $status
