@@ -109,3 +109,37 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStorm1000: a 1000-session storm of the reference in this
+// process (client and server share the CPU): 20 notifications 100 ms
+// apart per call, cut after 5, both reconnects.
+func BenchmarkStorm1000(b *testing.B) {
+	for b.Loop() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := server.ShortTimings()
+		cfg.MaxSessionsPerPrincipal = 2000
+		h, err := server.NewHost(cfg, ln, server.HostOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		o := smallStorm(h.URL())
+		o.Sessions, o.Concurrency, o.CutAfter, o.ReconnectDelay = 1000, 50, 5, 0
+		o.Arguments, o.Notifications = map[string]any{"steps": 20, "interval_ms": 100}, 20
+		o.Settle = 30 * time.Second
+		res, err := storm.Run(context.Background(), o)
+		h.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		res.Judge(storm.Bounds{})
+		if !res.Passed() {
+			b.Fatalf("storm failed: %v", res.Failures)
+		}
+		b.ReportMetric(res.SessionsPerSecond, "sessions/s")
+		b.ReportMetric(res.Headers[storm.KindResume].P50, "resume-p50-ms")
+		b.ReportMetric(res.ClientCPUSeconds, "cpu-s")
+	}
+}

@@ -35,7 +35,7 @@ type Reader struct {
 // NewReader returns a Reader on r.
 func NewReader(r io.Reader) *Reader {
 	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 0, 64<<10), MaxEventSize)
+	s.Buffer(make([]byte, 0, 4<<10), MaxEventSize) // grows as events need: thousands of idle streams stay small
 	s.Split(scanLines)
 	return &Reader{s: s}
 }

@@ -93,3 +93,26 @@ func BenchmarkNotification(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSessionSetup: what a client does to join, end to end over HTTP:
+// initialize, notifications/initialized, and the standalone GET stream up
+// to its priming event.
+func BenchmarkSessionSetup(b *testing.B) {
+	_, c := benchServer(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sid, err := c.Connect(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := c.OpenGET(ctx, sid, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Next(); err != nil {
+			b.Fatal(err)
+		}
+		st.Close()
+	}
+}
