@@ -37,6 +37,7 @@ else
 fi
 
 status=0
+runs=()
 # storm_run NAME TARGET ARGS... runs one storm and records it.
 storm_run() {
 	local name=$1 target=$2
@@ -52,6 +53,7 @@ storm_run() {
 	"$bin" storm "${common[@]}" "${args[@]}" --server-cmd "$cmd" --target-config "$profile" \
 		--json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1
 	local rc=$?
+	[ -f "$out/$name.json" ] && runs+=("$out/$name.json")
 	grep -v '^  - ' "$out/$name.txt"
 	if [ $rc -ne 0 ] && [ "$target" = reference ]; then
 		status=1
@@ -69,5 +71,5 @@ for t in reference gosdk; do
 	storm_run "$t-n$sn-new-get" "$t" --sessions "$sn" --reconnect new-get
 	storm_run "$t-n$sn-both-delay1s" "$t" --sessions "$sn" --reconnect both --reconnect-delay 1s
 done
-(cd "$root" && go run ./storm/table "$out"/*.json) >"$out/table.md" && cat "$out/table.md"
+go run "$root/storm/table" "${runs[@]}" >"$out/table.md" && cat "$out/table.md"
 exit $status

@@ -1,7 +1,11 @@
 package server_test
 
 import (
+	"errors"
+	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -77,4 +81,78 @@ func TestDeadGETReplayedOnce(t *testing.T) {
 		t.Fatalf("client saw %q (old GET %s; new GET %s; resumed %s), want %q",
 			got, describe(t, onOld), describe(t, onGET), describe(t, onResumed), allFourSteps)
 	}
+}
+
+// TestUnflushedNotDelivered: an event written to a standalone GET whose
+// connection turns out dead when the event is flushed (the client reset it;
+// the server has not noticed yet) was not sent: a fresh GET gets it.
+func TestUnflushedNotDelivered(t *testing.T) {
+	var deaf deafener
+	e := newEnvListener(t, noKeepAlive, deaf.wrap)
+	sid := e.connect(e.c)
+	post := e.startLongOperation(e.c, sid, 3)
+	e.step()
+	seen := next(t, post, 2) // step 1
+	c := e.refresh()
+	e.openGET(c, sid, "")
+	deaf.deafen() // the GET's connection: every write fails from now on
+	e.step()      // step 2 goes to the GET stream, and fails there
+	eventually(t, "step 3's timer", e.clock.HasWaiters)
+	c = e.refresh()
+	get := e.openGET(c, sid, "")
+	e.step()
+	resumed := e.openStream(c, sid, seen[1].ID)
+	onResumed := messages(t, resumed)
+	e.do(c, http.MethodDelete, sid, nil)
+	onGET := messages(t, get)
+	all := append(append(seen, onGET...), onResumed...)
+	if got, want := describe(t, all), "progress I, log step 1 of 3, progress II, log step 2 of 3, progress III, log step 3 of 3, result completed 3 steps"; got != want {
+		t.Fatalf("client saw %q (new GET %s; resumed %s), want %q", got, describe(t, onGET), describe(t, onResumed), want)
+	}
+}
+
+// deafener wraps the server's listener; deafen makes every write on the
+// connections accepted so far fail, as on a connection the client reset.
+type deafener struct {
+	mu    sync.Mutex
+	conns []*deafConn
+}
+
+func (d *deafener) wrap(ln net.Listener) net.Listener { return &deafListener{ln, d} }
+
+func (d *deafener) deafen() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		c.deaf.Store(true)
+	}
+}
+
+type deafListener struct {
+	net.Listener
+	d *deafener
+}
+
+func (l *deafListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	dc := &deafConn{Conn: c}
+	l.d.mu.Lock()
+	l.d.conns = append(l.d.conns, dc)
+	l.d.mu.Unlock()
+	return dc, nil
+}
+
+type deafConn struct {
+	net.Conn
+	deaf atomic.Bool
+}
+
+func (c *deafConn) Write(p []byte) (int, error) {
+	if c.deaf.Load() {
+		return 0, errors.New("connection reset by peer")
+	}
+	return c.Conn.Write(p)
 }

@@ -23,7 +23,9 @@ type streamWriter struct {
 	wroteHeader bool
 	closed      bool               // replaced or returning: every later write fails
 	retry       string             // retry hint still owed: closed before the header
-	onEvent     func(index int)    // called with each standalone event index written
+	onEvent     func(index int)    // called with each standalone event index written and flushed
+	unflushed   int                // index of the last event written, not yet flushed, if pending
+	pending     bool               // unflushed is set
 	primingID   string             // the priming event's id, "" for none
 	backlog     []eventstore.Event // sent right after the priming event
 }
@@ -94,7 +96,7 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(p)
 	if err == nil && w.onEvent != nil {
 		if idx, ok := standaloneEventIndex(p); ok {
-			w.onEvent(idx)
+			w.unflushed, w.pending = idx, true
 		}
 	}
 	return n, err
@@ -121,11 +123,22 @@ func (w *streamWriter) close(retry time.Duration) {
 	w.closed = true
 }
 
-// FlushError lets http.ResponseController flush under the lock.
+// FlushError lets http.ResponseController flush under the lock. An event
+// counts as sent to the client once flushed: one still buffered when the
+// connection turns out dead was not, and a fresh GET gets it.
 func (w *streamWriter) FlushError() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return http.NewResponseController(w.ResponseWriter).Flush()
+	return w.flushLocked()
+}
+
+func (w *streamWriter) flushLocked() error {
+	err := http.NewResponseController(w.ResponseWriter).Flush()
+	if err == nil && w.pending {
+		w.onEvent(w.unflushed)
+	}
+	w.pending = false
+	return err
 }
 
 // Unwrap exposes the real writer to http.ResponseController.
@@ -148,7 +161,7 @@ func (w *streamWriter) writeRawLocked(s string) error {
 	if _, err := w.ResponseWriter.Write([]byte(s)); err != nil {
 		return err
 	}
-	return http.NewResponseController(w.ResponseWriter).Flush()
+	return w.flushLocked()
 }
 
 // abort makes a write stalled on the client fail now (see deadlineWriter).
