@@ -125,7 +125,11 @@ func (r *Result) tally(ss []*session, cutAt time.Time, o Options) {
 			for _, p := range s.missingPositions() {
 				r.LostAt[strconv.Itoa(p)]++
 			}
-			r.example(fmt.Sprintf("session %d (%s): %d of %d notifications missing %v", s.n, s.id, lost, s.want, s.missingPositions()))
+			which := ""
+			if pos := s.missingPositions(); len(pos) > 0 {
+				which = fmt.Sprintf(" (steps %v)", pos)
+			}
+			r.example(fmt.Sprintf("session %d (%s): %d of %d notifications missing%s", s.n, s.id, lost, s.want, which))
 		}
 		if s.needRes && s.results == 0 {
 			r.ResultsMissing++
