@@ -54,7 +54,16 @@ type referenceTarget struct{ *server.Host }
 
 // startReference starts the embedded reference server on a free port.
 func startReference(log io.Writer) (*referenceTarget, error) {
-	cfg := server.ShortTimings()
+	h, err := StartReference(server.ShortTimings(), log)
+	if err != nil {
+		return nil, err
+	}
+	return &referenceTarget{h}, nil
+}
+
+// StartReference starts a reference server configured by cfg on a free
+// loopback port, logging warnings to log.
+func StartReference(cfg server.Config, log io.Writer) (*server.Host, error) {
 	cfg.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,7 +74,7 @@ func startReference(log io.Writer) (*referenceTarget, error) {
 		ln.Close()
 		return nil, err
 	}
-	return &referenceTarget{h}, nil
+	return h, nil
 }
 
 // Restart is F-RESTART for the embedded server: every session is lost.

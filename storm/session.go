@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"sync"
 	"time"
@@ -157,7 +156,7 @@ func (s *session) read(ctx context.Context, kind string, resp *http.Response, me
 	defer resp.Body.Close()
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	defer stop()
-	if !isSSE(resp) {
+	if !wire.IsSSE(resp) {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		if err != nil {
 			return err
@@ -180,18 +179,9 @@ func (s *session) read(ctx context.Context, kind string, resp *http.Response, me
 // jsonBody records the messages of a JSON answer (a server may answer a
 // call with one instead of a stream).
 func (s *session) jsonBody(kind string, body []byte, method string) error {
-	body = bytes.TrimSpace(body)
-	var msgs []wire.Message
-	if len(body) > 0 && body[0] == '[' {
-		if err := json.Unmarshal(body, &msgs); err != nil {
-			return err
-		}
-	} else {
-		var m wire.Message
-		if err := json.Unmarshal(body, &m); err != nil {
-			return fmt.Errorf("undecodable answer: %w", err)
-		}
-		msgs = append(msgs, m)
+	msgs, err := (&wire.Response{Body: body}).Messages()
+	if err != nil {
+		return fmt.Errorf("undecodable answer: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -199,11 +189,6 @@ func (s *session) jsonBody(kind string, body []byte, method string) error {
 		s.message(kind, m, method)
 	}
 	return nil
-}
-
-func isSSE(resp *http.Response) bool {
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return mt == "text/event-stream"
 }
 
 // lastIDs returns the last event id of the POST and the standalone stream.

@@ -304,7 +304,7 @@ func (st *storm) setup(ctx, streams context.Context, s *session) error {
 	if err != nil {
 		return fmt.Errorf("standalone GET: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK || !isSSE(resp) {
+	if resp.StatusCode != http.StatusOK || !wire.IsSSE(resp) {
 		resp.Body.Close()
 		return fmt.Errorf("standalone GET: HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -413,7 +413,7 @@ func (st *storm) reconnect(ctx context.Context, sem chan struct{}, s *session, k
 			}
 			continue
 		}
-		if resp.StatusCode != http.StatusOK || !isSSE(resp) {
+		if resp.StatusCode != http.StatusOK || !wire.IsSSE(resp) {
 			resp.Body.Close()
 			st.httpErrs.add(fmt.Sprintf("%s: HTTP %d", kind, resp.StatusCode))
 			continue

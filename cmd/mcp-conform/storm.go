@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -213,17 +211,7 @@ func stormCmdFlags(targetURL, serverCmd string) error {
 // storm's sessions under one principal.
 func stormReference(sessions int, stderr io.Writer) (*server.Host, error) {
 	cfg := server.ShortTimings()
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg.MaxSessionsPerPrincipal = max(sessions, server.DefaultMaxSessionsPerPrincipal)
 	cfg.MaxSessions = max(sessions, server.DefaultMaxSessions)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("embedded reference server: %w", err)
-	}
-	h, err := server.NewHost(cfg, ln, server.HostOptions{})
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	return h, nil
+	return harness.StartReference(cfg, stderr)
 }

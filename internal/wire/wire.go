@@ -209,7 +209,7 @@ func (c *Client) Do(req *http.Request) (*Response, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, IsSSE: isSSE(resp)}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, IsSSE: IsSSE(resp)}
 	if !out.IsSSE {
 		out.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		return out, err
@@ -369,7 +369,7 @@ func (c *Client) Open(req *http.Request) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !isSSE(resp) {
+	if !IsSSE(resp) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
 		return nil, &StatusError{Status: resp.StatusCode, Body: string(body)}
@@ -399,7 +399,8 @@ func (s *Stream) Comments() int { return s.r.Comments }
 // Close closes the stream's connection.
 func (s *Stream) Close() error { return s.Resp.Body.Close() }
 
-func isSSE(resp *http.Response) bool {
+// IsSSE reports a text/event-stream answer.
+func IsSSE(resp *http.Response) bool {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	return mt == "text/event-stream"
 }
