@@ -66,7 +66,8 @@ func (e *env) openPrimed(c *wire.Client, sid, last string) (*wire.Stream, sse.Ev
 }
 
 // openStream opens a GET stream (resuming after last if non-empty), closed
-// at cleanup, and reads nothing: a resumed POST stream has no priming event.
+// at cleanup, and reads nothing (a resume of a running call starts with a
+// priming event, one of an answered call does not).
 func (e *env) openStream(c *wire.Client, sid, last string) *wire.Stream {
 	e.t.Helper()
 	st, err := c.OpenGET(e.ctx(), sid, last)
