@@ -355,6 +355,15 @@ func TestConcurrentUse(t *testing.T) {
 				if _, err := s.Get("", next.JobID); err != nil {
 					t.Error(err)
 				}
+				// Finished before the next turn, so the owner's running
+				// jobs stay under the per-client limit at any speed.
+				ctx, cancel = context.WithTimeout(context.Background(), pollTimeout)
+				_, err = s.Wait(ctx, next.JobID)
+				cancel()
+				if err != nil {
+					t.Error(err)
+					return
+				}
 			}
 		})
 	}
