@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
+	"github.com/mcp-conform/mcp-conform/reference/redisstore"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
@@ -55,6 +56,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "bound on reading a request's headers")
 	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
 	fs.BoolVar(&cfg.ConformanceTools, "conformance-tools", false, "also serve the test_* tools, test:// resources and test_* prompts the official MCP conformance suite expects")
+	storeURL := fs.String("store", "", "keep sessions, session state and events in Redis (redis://HOST:PORT/DB) so that replicas share them; default in memory")
 	logLevel := fs.String("log-level", "info", "lifecycle log level on stderr: debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: mcp-conform reference-server [flags]   (also: mcp-conform serve)\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:")
@@ -113,6 +115,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg.AllowedOrigins = origins
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
+	if *storeURL != "" {
+		if !strings.HasPrefix(*storeURL, "redis://") {
+			return usageError{fmt.Errorf("--store must be redis://HOST:PORT/DB, got %q", *storeURL)}
+		}
+		st, err := redisstore.New(ctx, redisstore.Options{
+			URL: *storeURL, MaxAge: cfg.EventMaxAge, CleanupInterval: cfg.EventCleanupInterval, MaxBytes: cfg.EventMaxBytes,
+		})
+		if err != nil {
+			return fmt.Errorf("--store: %w", err)
+		}
+		defer st.Close()
+		cfg.Store = st
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -37,3 +37,7 @@ func isResponse(d []byte) bool {
 	}
 	return json.Unmarshal(d, &m) == nil && len(m.ID) > 0 && m.Method == nil
 }
+
+// Requests returns the n of WithRequests, if ctx carries one; other stores
+// use it to know when a POST stream is finished.
+func Requests(ctx context.Context) (int, bool) { return requestsFrom(ctx) }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
+	"github.com/mcp-conform/mcp-conform/reference/store"
 )
 
 // ExpiredResponse selects what a request with an unknown or expired session id gets.
@@ -112,6 +113,10 @@ type Config struct {
 	// ConformanceTools adds the fixtures the official MCP conformance suite
 	// expects (package conformance).
 	ConformanceTools bool
+
+	// Store holds the state replicas share; nil means in memory, this
+	// process only. The server does not close it.
+	Store store.Store
 
 	Clock  clock.WithTickerAndDelayedExecution
 	Logger *slog.Logger

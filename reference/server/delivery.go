@@ -136,7 +136,7 @@ func (s *session) deliver(c *call, n note) error {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
 	p := c.post
-	attached := s.getAttached()
+	attached := s.listening()
 	switch {
 	case p.route == routeGET && attached:
 		return s.toStandalone(n)
@@ -149,6 +149,12 @@ func (s *session) deliver(c *call, n note) error {
 		return s.toStandalone(n)
 	case s.nheld >= maxHeldNotes:
 		return s.toStandalone(n)
+	case s.shared:
+		// Held in this process, a replica serving the resume would never
+		// see it: store it on the call's own stream, which any replica
+		// replays, in order, before the response.
+		p.route = routeOwn
+		return n.sendOwn()
 	default:
 		p.route = routeHeld
 	}
@@ -232,7 +238,7 @@ func (s *session) carry(p *post, cancel context.CancelFunc) (*carrier, error) {
 	}
 	defer s.dmu.Unlock()
 	p.carrier, p.resuming = car, false
-	if !continued && p.route != routeOwn && s.getAttached() {
+	if !continued && p.route != routeOwn && s.listening() {
 		p.route = routeGET
 		return car, nil
 	}

@@ -152,6 +152,10 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 	defer release()
 	useNegotiatedVersion(r, gen)
 	last := r.Header.Get(headerLastEventID)
+	if last == "" && s.shared {
+		s.followStandalone(dw, r, sess, "", 0)
+		return
+	}
 	if last == "" {
 		s.serveStandalone(dw, r, sess, gen, "", 0)
 		return
@@ -166,7 +170,15 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 		return
 	}
 	if stream != "" {
+		if s.shared && sess.postOfStream(stream) == nil {
+			s.followPOST(dw, r, sess, stream, index)
+			return
+		}
 		s.resumePOST(dw, r, sess, gen, stream)
+		return
+	}
+	if s.shared {
+		s.followStandalone(dw, r, sess, last, index)
 		return
 	}
 	s.serveStandalone(dw, r, sess, gen, last, index)
@@ -285,6 +297,9 @@ func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request, principal, 
 // it reports false, the answer (404, 403, recovery hint) has been written.
 func (s *Server) enter(w http.ResponseWriter, r *http.Request, principal, id string) (*session, *generation, bool) {
 	sess := s.lookup(id)
+	if sess == nil && s.shared {
+		sess = s.adopt(id)
+	}
 	if sess == nil {
 		s.answerUnknown(w, r, principal, id)
 		return nil, nil, false
@@ -292,6 +307,10 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request, principal, id str
 	if sess.principal != principal {
 		// RECREATE-OWNER-ONLY: refuse without touching the session.
 		writeRPCError(w, http.StatusForbidden, CodeInvalidRequest, "Forbidden: session belongs to another principal", nil)
+		return nil, nil, false
+	}
+	if s.shared && !s.touchShared(sess, r.Method) {
+		s.answerUnknown(w, r, principal, id)
 		return nil, nil, false
 	}
 	gen, cancelledGrace, ok := sess.begin(s.cfg.Clock.Now())
@@ -343,6 +362,7 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 		s.remove(sess, "dropped: initialize failed", nil)
 		return
 	}
+	s.saveShared(sess, gen)
 	s.log.Info("session created", "session", sess.id, "principal", principal)
 }
 
@@ -384,6 +404,7 @@ func (s *Server) reinitialize(w http.ResponseWriter, r *http.Request, sess *sess
 		return
 	}
 	if g.serverSession() != nil {
+		s.saveShared(sess, g)
 		s.log.Info("session re-initialized", "session", sess.id)
 	}
 }

@@ -84,6 +84,7 @@ func (s *Server) startRecovered(principal, remote, key, version string) (string,
 		s.remove(sess, "dropped: recovery initialized notification failed", nil)
 		return "", fmt.Errorf("in-process initialized notification answered %d", code)
 	}
+	s.saveShared(sess, gen)
 	return sess.id, nil
 }
 

@@ -25,6 +25,10 @@ func (s *Server) runReaper(ctx context.Context) {
 // idle threshold. A session with a request in flight, a connected GET stream
 // included, is never idle (GRACE-LIVE-STREAM). Run calls it on every tick.
 func (s *Server) Reap() {
+	if s.shared {
+		s.reapShared()
+		return
+	}
 	now := s.cfg.Clock.Now()
 	s.mu.Lock()
 	all := make([]*session, 0, len(s.sessions))

@@ -48,10 +48,7 @@ func (s *Server) resumePOST(w http.ResponseWriter, r *http.Request, sess *sessio
 // one, holding a client that waits for headers or an event before it reads.
 // Resuming from the priming event's id again replays the same messages.
 func openSSE(w http.ResponseWriter, primingID string) http.ResponseWriter {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Connection", "keep-alive")
+	setSSEHeaders(w)
 	w.WriteHeader(http.StatusOK)
 	if primingID != "" {
 		fmt.Fprintf(w, "id: %s\ndata: \n\n", primingID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
+	"github.com/mcp-conform/mcp-conform/reference/store"
 )
 
 // Server is the reference server: an http.Handler over a session table.
@@ -21,7 +23,10 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger // lifecycle events
 	sdkLog  *slog.Logger // the go-sdk's own chatter, one level down
-	events  *eventstore.Store
+	events  store.Events
+	store   store.Store
+	shared  bool        // the store is shared with other replicas (see shared.go)
+	closing atomic.Bool // Close: sessions leave this process, not the store
 	jobs    *jobs.Store
 	schemas *mcp.SchemaCache
 	serving atomic.Int64 // requests between bind and release
@@ -55,12 +60,6 @@ func New(cfg Config) (*Server, error) {
 
 		perPrincipal: map[string]int{},
 		buckets:      map[string]*bucket{},
-		events: eventstore.New(eventstore.Options{
-			MaxAge:          cfg.EventMaxAge,
-			CleanupInterval: cfg.EventCleanupInterval,
-			MaxBytes:        cfg.EventMaxBytes,
-			Clock:           cfg.Clock,
-		}),
 		jobs: jobs.New(jobs.Options{
 			TokenTTL:            cfg.ResumeTokenTTL,
 			MaxRunning:          cfg.MaxJobs,
@@ -70,6 +69,17 @@ func New(cfg Config) (*Server, error) {
 			Clock:               cfg.Clock,
 		}),
 	}
+	s.store = cfg.Store
+	if s.store == nil {
+		s.store = store.NewMemory(eventstore.New(eventstore.Options{
+			MaxAge:          cfg.EventMaxAge,
+			CleanupInterval: cfg.EventCleanupInterval,
+			MaxBytes:        cfg.EventMaxBytes,
+			Clock:           cfg.Clock,
+		}))
+	}
+	s.events = s.store.Events()
+	s.shared = s.store.Shared()
 	return s, nil
 }
 
@@ -79,6 +89,9 @@ func (s *Server) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.events.Run(ctx) })
 	wg.Go(func() { s.jobs.Run(ctx) })
+	if s.shared {
+		wg.Go(func() { s.watchGone(ctx) })
+	}
 	s.runReaper(ctx)
 	wg.Wait()
 	s.Close()
@@ -88,6 +101,7 @@ func (s *Server) Run(ctx context.Context) {
 // Sessions are closed in parallel, so stalled streams (each bounded by
 // closeWait) do not add up.
 func (s *Server) Close() {
+	s.closing.Store(true)
 	s.mu.Lock()
 	all := make([]*session, 0, len(s.sessions))
 	for _, sess := range s.sessions {
@@ -152,6 +166,19 @@ func (s *Server) lookup(id string) *session {
 // base32 characters, 130 bits, all visible ASCII) and its first generation.
 // remote is the client's address, for the anonymous rate limit.
 func (s *Server) create(principal, remote string) (*session, error) {
+	sess, err := s.createLocal(principal, remote)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.Create(context.Background(), store.Session{ID: sess.id, Principal: principal}, s.cfg.Clock.Now()); err != nil {
+		s.remove(sess, "dropped: store failed", nil)
+		return nil, fmt.Errorf("%w: %v", errStore, err)
+	}
+	return sess, nil
+}
+
+// createLocal adds the session to this process's table.
+func (s *Server) createLocal(principal, remote string) (*session, error) {
 	now := s.cfg.Clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -164,7 +191,7 @@ func (s *Server) create(principal, remote string) (*session, error) {
 	if principal != "" {
 		s.perPrincipal[principal]++
 	}
-	sess := newSession(rand.Text(), principal, s.cfg.Clock, s.cfg.EventMaxAge)
+	sess := s.newSession(rand.Text(), principal)
 	sess.gen = s.newGeneration(sess)
 	s.sessions[sess.id] = sess
 	return sess, nil
@@ -202,7 +229,12 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 		s.log.Info("session jobs cancelled", "session", sess.id, "jobs", n)
 	}
 	sess.closeGenerations()
-	s.events.Forget(sess.id)
+	// Leaving this process is not leaving a shared table: at shutdown, or
+	// when another replica removed it, the store is not touched here.
+	if !s.shared || (!s.closing.Load() && !localOnly(reason)) {
+		s.store.Remove(context.Background(), sess.id)
+		s.events.Forget(sess.id)
+	}
 	s.log.Info("session "+reason, "session", sess.id)
 	return true
 }

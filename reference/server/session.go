@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
+	"github.com/mcp-conform/mcp-conform/reference/store"
 )
 
 // session is one entry of the session table. It outlives the go-sdk
@@ -19,8 +20,9 @@ type session struct {
 	principal string
 	hintKey   string // set when the session was created by a recovery hint
 
-	counter atomic.Int64 // counter_increment state
-	calls   atomic.Int64 // tools/call requests running (see callLimit)
+	st     store.Store  // holds the counter (counter_increment state)
+	shared bool         // st is shared with other replicas
+	calls  atomic.Int64 // tools/call requests running (see callLimit)
 	// ctx ends when the session leaves the table; its requests, streams and
 	// tool work end with it.
 	ctx    context.Context
@@ -49,6 +51,13 @@ type session struct {
 	nheld   int                // held notifications, all calls
 	clock   clock.Clock
 	maxAge  time.Duration // of held notifications, as of stored events
+}
+
+// newSession makes a table entry for id; the caller adds it to the table.
+func (srv *Server) newSession(id, principal string) *session {
+	s := newSession(id, principal, srv.cfg.Clock, srv.cfg.EventMaxAge)
+	s.st, s.shared = srv.store, srv.shared
+	return s
 }
 
 func newSession(id, principal string, clk clock.Clock, maxAge time.Duration) *session {
@@ -83,7 +92,11 @@ func (g *getStream) close(retry time.Duration) {
 }
 
 // IncrementCounter implements tools.Session.
-func (s *session) IncrementCounter() int64 { return s.counter.Add(1) }
+// A store failure counts as 0: the tool reports it, no state is invented.
+func (s *session) IncrementCounter() int64 {
+	n, _ := s.st.Increment(s.ctx, s.id)
+	return n
+}
 
 // JobOwner implements tools.Session.
 func (s *session) JobOwner() jobs.Owner { return jobs.Owner{Principal: s.principal, Session: s.id} }
@@ -247,4 +260,10 @@ func (s *session) resumeIndex() int {
 
 // ended marks the end of a request on sess at the time it ends (a bare
 // defer sess.end(clock.Now()) would read the clock when the request began).
-func (s *Server) ended(sess *session) { sess.end(s.cfg.Clock.Now()) }
+func (s *Server) ended(sess *session) {
+	now := s.cfg.Clock.Now()
+	sess.end(now)
+	if s.shared {
+		s.store.Touch(context.Background(), sess.id, now)
+	}
+}

@@ -1,0 +1,340 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/reference/store"
+)
+
+// Serving a session from a shared store (store.Store.Shared): any replica
+// serves any request of any session.
+//
+//   - A replica that does not know a session id loads its record and
+//     rebuilds the go-sdk transport in-process from the stored initialize
+//     params (adopt), as a recovery hint does, before serving the request.
+//   - Every request touches the record; the reaper of every replica starts
+//     grace periods and expires sessions in the store, whose scripts decide
+//     each expiry once; every replica drops its copy when told (watchGone).
+//   - Notifications are never held in one process: a call's notifications
+//     go to a standalone GET held by any replica, else onto its own stream.
+//   - Standalone GETs and resumes of streams opened elsewhere are served
+//     from the store: the backlog, then live events as they are appended
+//     (followStandalone, followPOST).
+
+// Reasons for a removal that leaves the store alone: another replica (or the
+// store's expiry) already removed the session.
+const (
+	reasonGoneElsewhere = "removed on another replica"
+	reasonExpiredShared = "expired"
+)
+
+// errStore is answered with 503: the shared store failed.
+var errStore = errors.New("session store unavailable")
+
+// localOnly reports whether a removal for reason leaves the store alone.
+func localOnly(reason string) bool {
+	return reason == reasonGoneElsewhere || reason == reasonExpiredShared
+}
+
+// listening reports whether a standalone GET of the session is connected,
+// on any replica.
+func (s *session) listening() bool {
+	if s.getAttached() {
+		return true
+	}
+	if !s.shared {
+		return false
+	}
+	ok, _ := s.st.Listening(context.Background(), s.id)
+	return ok
+}
+
+// adopt rebuilds a session this replica does not hold from its stored record,
+// or returns nil if the store has none.
+func (s *Server) adopt(id string) *session {
+	rec, ok, err := s.store.Load(context.Background(), id)
+	if err != nil {
+		s.log.Warn("session store lookup failed", "session", id, "err", err)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	sess := s.newSession(id, rec.Principal)
+	gen := s.newGeneration(sess)
+	sess.gen = gen
+	version := rec.Version
+	if version == "" {
+		version = "2025-03-26"
+	}
+	params := rec.Init
+	if len(params) == 0 || !json.Valid(params) {
+		params = fmt.Appendf(nil, `{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcp-conform-adopted","version":%q}}`, version, Version)
+	}
+	drop := func(why string) *session {
+		s.log.Warn("session adoption failed", "session", id, "why", why)
+		sess.cancel()
+		sess.closeGenerations()
+		return nil
+	}
+	if code := s.inProcess(gen, "", version, fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":%s}`, params)); code != http.StatusOK || gen.serverSession() == nil {
+		return drop(fmt.Sprintf("in-process initialize answered %d", code))
+	}
+	if code := s.inProcess(gen, id, version, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+		return drop(fmt.Sprintf("in-process initialized notification answered %d", code))
+	}
+	s.mu.Lock()
+	if cur := s.sessions[id]; cur != nil { // adopted by a concurrent request
+		s.mu.Unlock()
+		drop("adopted concurrently")
+		return cur
+	}
+	s.sessions[id] = sess
+	if rec.Principal != "" {
+		s.perPrincipal[rec.Principal]++
+	}
+	s.mu.Unlock()
+	s.log.Info("session adopted from the store", "session", id)
+	return sess
+}
+
+// saveShared stores what another replica needs to adopt the session: the
+// negotiated version and the client's initialize params.
+func (s *Server) saveShared(sess *session, g *generation) {
+	if !s.shared {
+		return
+	}
+	ss := g.serverSession()
+	if ss == nil {
+		return
+	}
+	init, err := json.Marshal(ss.InitializeParams())
+	if err != nil {
+		init = nil
+	}
+	rec := store.Session{ID: sess.id, Principal: sess.principal, Version: g.negotiated(), Init: init}
+	if err := s.store.Save(context.Background(), rec); err != nil {
+		s.log.Warn("saving session record failed", "session", sess.id, "err", err)
+	}
+}
+
+// touchShared records a request's activity in the store. It reports false
+// if the session has left the table, and drops this replica's copy.
+func (s *Server) touchShared(sess *session, method string) bool {
+	cancelled, err := s.store.Touch(context.Background(), sess.id, s.cfg.Clock.Now())
+	switch {
+	case errors.Is(err, store.ErrGone):
+		s.remove(sess, reasonGoneElsewhere, nil)
+		return false
+	case err != nil:
+		// Serve from what this replica holds; the next touch records it.
+		s.log.Warn("session store touch failed", "session", sess.id, "err", err)
+	case cancelled:
+		s.log.Info("session grace cancelled", "session", sess.id, "by", method)
+	}
+	return true
+}
+
+// reapShared is the reaper on a shared store. Requests in flight here (a
+// connected GET included) count as activity for every replica; the store
+// starts grace periods and hands each expired session to one replica.
+func (s *Server) reapShared() {
+	now := s.cfg.Clock.Now()
+	ctx := context.Background()
+	s.mu.Lock()
+	var busy []string
+	for id, sess := range s.sessions {
+		sess.mu.Lock()
+		if sess.inflight > 0 {
+			busy = append(busy, id)
+		}
+		sess.mu.Unlock()
+	}
+	s.mu.Unlock()
+	for _, id := range busy {
+		s.store.Touch(ctx, id, now)
+	}
+	started, err := s.store.StartGrace(ctx, now.Add(-s.cfg.IdleThreshold), now.Add(s.cfg.GracePeriod))
+	if err != nil {
+		s.log.Warn("starting grace periods failed", "err", err)
+	}
+	for _, id := range started {
+		s.log.Info("session grace started", "session", id, "expires_in", s.cfg.GracePeriod)
+	}
+	expired, err := s.store.Expire(ctx, now)
+	if err != nil {
+		s.log.Warn("expiring sessions failed", "err", err)
+	}
+	for _, id := range expired {
+		// This replica won the expiry: it frees what the session held.
+		s.events.Forget(id)
+		if n := s.jobs.CancelSession(id); n > 0 {
+			s.log.Info("session jobs cancelled", "session", id, "jobs", n)
+		}
+		if sess := s.lookup(id); sess != nil {
+			s.remove(sess, reasonExpiredShared, nil)
+		} else {
+			s.log.Info("session "+reasonExpiredShared, "session", id)
+		}
+	}
+}
+
+// watchGone drops this replica's copy of every session removed elsewhere.
+func (s *Server) watchGone(ctx context.Context) {
+	for id := range s.store.Gone(ctx) {
+		if sess := s.lookup(id); sess != nil {
+			s.remove(sess, reasonGoneElsewhere, nil)
+		}
+	}
+}
+
+// followStandalone serves the standalone GET from the store: the priming
+// event, the backlog after the resume point, then every event appended on
+// any replica. Subscribing before priming makes each event arrive once.
+func (s *Server) followStandalone(w http.ResponseWriter, r *http.Request, sess *session, last string, index int) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sw := &streamWriter{ResponseWriter: w, onEvent: sess.markDelivered}
+	defer sw.finish()
+	cur, old := sess.attachGET(cancel, sw)
+	defer sess.detachGET(cur)
+	if old != nil {
+		old.close(s.cfg.SSERetry)
+		select {
+		case <-old.done:
+		case <-time.After(getReplaceTimeout):
+			s.log.Warn("replaced GET stream did not let go in time", "session", sess.id)
+		}
+		s.log.Info("session GET stream replaced", "session", sess.id)
+	}
+	s.store.Listen(ctx, sess.id, 1)
+	defer func() {
+		bg := context.Background()
+		s.store.Listen(bg, sess.id, -1)
+		s.store.Delivered(bg, sess.id, sess.resumeIndex())
+	}()
+	live, err := s.store.Follow(ctx, sess.id, "")
+	if err != nil {
+		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
+		return
+	}
+	fresh := last == ""
+	sess.flushToStandalone(fresh)
+	if fresh {
+		n, _ := s.store.LastDelivered(ctx, sess.id)
+		index = max(n, sess.resumeIndex())
+	}
+	p, err := s.events.Prime(sess.id, "", index, fresh)
+	switch {
+	case err == nil:
+	case fresh:
+		s.writeSessionGone(w)
+		return
+	default:
+		writeResumeError(w, last, err)
+		return
+	}
+	primingID := ""
+	if r.Header.Get(headerProtocolVersion) >= primingVersion {
+		primingID = fmt.Sprintf("_%d", p.Index)
+	}
+	setSSEHeaders(w)
+	sw.open(primingID, p.Backlog)
+	sw.WriteHeader(http.StatusOK)
+	if s.cfg.SSEKeepAlive > 0 {
+		done := make(chan struct{})
+		defer func() { cancel(); <-done }()
+		go func() { defer close(done); s.keepAlive(ctx, cancel, sw, sess) }()
+	}
+	sent := p.Index
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.ctx.Done():
+			return
+		case ev, ok := <-live:
+			if !ok {
+				return
+			}
+			if ev.Index <= sent {
+				continue
+			}
+			if _, err := fmt.Fprintf(sw, "event: message\nid: _%d\ndata: %s\n\n", ev.Index, ev.Data); err != nil {
+				return
+			}
+			if http.NewResponseController(sw).Flush() != nil {
+				return
+			}
+			sent = ev.Index
+		}
+	}
+}
+
+// followPOST serves a GET resuming a POST stream that another replica
+// opened: what was stored after index, then what is appended, until the
+// stream's responses have all been sent.
+func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *session, stream string, index int) {
+	ctx := r.Context()
+	live, err := s.store.Follow(ctx, sess.id, stream)
+	if err != nil {
+		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
+		return
+	}
+	backlog, err := s.store.Replay(ctx, sess.id, stream, index)
+	if err != nil {
+		writeResumeError(w, fmt.Sprintf("%s_%d", stream, index), err)
+		return
+	}
+	want := s.store.Requests(ctx, sess.id, stream)
+	primingID := ""
+	if r.Header.Get(headerProtocolVersion) >= primingVersion {
+		primingID = r.Header.Get(headerLastEventID)
+	}
+	w = openSSE(w, primingID)
+	rc := http.NewResponseController(w)
+	sent, answered := index, 0
+	write := func(ix int, data []byte) bool {
+		if ix <= sent {
+			return true
+		}
+		if _, err := fmt.Fprintf(w, "event: message\nid: %s_%d\ndata: %s\n\n", stream, ix, data); err != nil {
+			return false
+		}
+		sent = ix
+		if isResponse(data) {
+			answered++
+		}
+		return rc.Flush() == nil
+	}
+	for _, ev := range backlog {
+		if !write(ev.Index, ev.Data) {
+			return
+		}
+	}
+	for answered < want {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.ctx.Done():
+			return
+		case ev, ok := <-live:
+			if !ok || !write(ev.Index, ev.Data) {
+				return
+			}
+		}
+	}
+}
+
+// setSSEHeaders are the headers of an SSE response, as the go-sdk sends them.
+func setSSEHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Connection", "keep-alive")
+}
