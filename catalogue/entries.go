@@ -123,6 +123,16 @@ var entries = []Entry{
 	{ID: "RESTART-HINT", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart recovery", Needs: []Key{KeyRecoveryHint}, Exclusive: true,
 		Summary: "The 404 for a stale id carries a new Mcp-Session-Id of an initialized session that works at once."},
 
+	// Server: replicas (a replicated deployment, --replica-url; requests alternate across replicas).
+	{ID: "REPLICA-SESSION-SHARED", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyStateful},
+		Summary: "A session initialized on one replica is served by every other, with its state (tools.stateful)."},
+	{ID: "REPLICA-NOTIFY-ROUTED", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying},
+		Summary: "A standalone GET held on replica B receives the notifications of a call running on replica A after the call's stream is cut."},
+	{ID: "REPLICA-RESUME", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying}, ResumeRequired: true,
+		Summary: "A POST stream cut on replica A is resumed on replica B with Last-Event-ID: every missed notification, then the response, exactly once."},
+	{ID: "REPLICA-EXPIRE-ONCE", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyGraceTimings}, Idle: true,
+		Summary: "Expiry is decided once for all replicas: a session kept active through one replica lives on every other; once silent it is gone from all."},
+
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client persistence",
 		Summary: "Session id, server URL, last event id, last result and logs are in durable storage."},

@@ -61,6 +61,9 @@ type Options struct {
 	ProtocolVersion string
 	// NoProxy sends requests straight to the target (fault checks are skipped).
 	NoProxy bool
+	// ReplicaURLs are the endpoints of the target's other replicas; the
+	// replica checks skip without them.
+	ReplicaURLs []string
 	// SuggestProfile is where a suggested target profile is written when
 	// checks were skipped for want of a profile key; empty for nowhere. A
 	// path whose directory does not exist gets a note instead.
@@ -119,7 +122,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless}
+	tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs}
 	if managed != nil {
 		tc.Restart = managed.Restart
 	}
@@ -256,6 +259,14 @@ func (o *Options) validate() error {
 		u, err := url.Parse(strings.ReplaceAll(o.URL, "{port}", "1"))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return setupErr("--url must be an http:// or https:// URL, got %q", o.URL)
+		}
+	}
+	for _, r := range o.ReplicaURLs {
+		if o.URL == "" {
+			return setupErr("--replica-url needs --url: the embedded reference server is one replica")
+		}
+		if u, err := url.Parse(r); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return setupErr("--replica-url must be an http:// or https:// URL, got %q", r)
 		}
 	}
 	if o.ServerCmd != "" {

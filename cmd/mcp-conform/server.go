@@ -31,6 +31,8 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-'")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")
 	fs.StringVar(&o.SuggestProfile, "suggest-profile", defaultSuggestion, "when checks skip for want of a target-profile key, write a profile to edit here ('' for nowhere)")
+	var replicas stringList
+	fs.Var(&replicas, "replica-url", "MCP endpoint of another replica of the --url deployment (repeatable); enables the replica checks")
 	fs.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the target directly; checks that inject network faults are skipped")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
@@ -62,6 +64,7 @@ flags:`)
 		return err
 	}
 	o.Profile = catalogue.Profile(*profile)
+	o.ReplicaURLs = replicas
 	ef, err := loadExpected(*expected)
 	if err != nil {
 		return err

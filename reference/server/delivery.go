@@ -149,6 +149,10 @@ func (s *session) deliver(c *call, n note) error {
 		return s.toStandalone(n)
 	case s.nheld >= maxHeldNotes:
 		return s.toStandalone(n)
+	case s.shared && p.route == routeGET:
+		// The standalone stream took its notifications: the next GET,
+		// on any replica, gets this one from the store too.
+		return s.toStandalone(n)
 	case s.shared:
 		// Held in this process, a replica serving the resume would never
 		// see it: store it on the call's own stream, which any replica

@@ -20,6 +20,10 @@ type Target struct {
 	Faults *faults.Server
 	// Restart restarts the target (F-RESTART); nil when it cannot.
 	Restart func(ctx context.Context) error
+	// Replicas are the MCP endpoints of the target's other replicas
+	// (--replica-url); the replica checks alternate requests between URL
+	// and these, each behind its own fault proxy.
+	Replicas []string
 	// Sessionless is why session, GET and replay checks do not apply (the
 	// target assigned no session id, or speaks only a sessionless revision);
 	// empty when they do.

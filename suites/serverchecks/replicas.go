@@ -1,0 +1,176 @@
+package serverchecks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// NoReplicas is why the replica checks skip without --replica-url.
+const NoReplicas = "needs a replicated target: run with --replica-url (the endpoint of a second replica of the same deployment)"
+
+// replicas returns a client per replica, the check's own (replica A,
+// --url) first; each other replica is reached through a fault proxy of
+// its own, as a round-robin balancer would send requests.
+func (e *env) replicas() []*wire.Client {
+	if len(e.target.Replicas) == 0 {
+		e.Skip(NoReplicas)
+	}
+	out := []*wire.Client{e.C}
+	for i, raw := range e.target.Replicas {
+		u, err := url.Parse(raw)
+		if err != nil {
+			e.Failf("replica URL %q: %v", raw, err)
+		}
+		if e.target.Faults != nil {
+			p, err := e.target.Faults.NewProxy(fmt.Sprintf("%s-replica-%d", strings.ToLower(e.Entry.ID), i+2), hostPort(u))
+			if err != nil {
+				e.Failf("fault proxy for replica %s: %v", raw, err)
+			}
+			e.Cleanup(func(context.Context) { p.Close() })
+			u.Host = p.Addr()
+		}
+		out = append(out, e.client(u.String(), e.Config.RequestHeader()))
+	}
+	return out
+}
+
+// replicaName names replica i (0: the --url one) in messages.
+func replicaName(i int) string { return string(rune('A' + i)) }
+
+// replicaNeed is what REPLICA-EXPIRE-ONCE needs: an active spell as long as
+// a silent session's life, then that life again.
+func replicaNeed(c *target.Config) time.Duration { return 2*expiry(c) + graceSlack }
+
+// replicaChecks are the checks of a replicated deployment.
+func replicaChecks() []def {
+	return []def{
+		{id: "REPLICA-SESSION-SHARED", body: func(ctx context.Context, e *env) {
+			cs := e.replicas()
+			sid := e.connect(ctx, cs[0])
+			prev, numeric := int64(0), true
+			for round := range 2 {
+				for i, c := range cs {
+					resp, err := c.Call(ctx, sid, "tools/call", wire.ToolParams(e.Config.Tools.Stateful.Name, e.Config.Tools.Stateful.Arguments, ""))
+					e.Expect(err).NotTo(HaveOccurred(), "tools/call on replica %s", replicaName(i))
+					e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/call %s on replica %s (round %d) of a session initialized on replica A: %s",
+						e.Config.Tools.Stateful.Name, replicaName(i), round+1, resp.Body)
+					m, err := resp.Result()
+					e.Expect(err).NotTo(HaveOccurred())
+					e.Expect(m.Error).To(BeNil(), "tools/call on replica %s", replicaName(i))
+					text, _ := wire.ResultText(m.Result)
+					n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+					if err != nil {
+						numeric = false
+						continue
+					}
+					if numeric {
+						e.Expect(n).To(BeNumerically(">", prev), "the stateful tool's value on replica %s went from %d to %d: the replicas do not share the session's state", replicaName(i), prev, n)
+					}
+					prev = n
+				}
+			}
+			if !numeric {
+				e.Logf("the stateful tool's results are not numbers; only that every replica serves the session was checked")
+			}
+		}},
+
+		{id: "REPLICA-NOTIFY-ROUTED", need: notifyNeed, body: func(ctx context.Context, e *env) {
+			cs := e.replicas()
+			sid := e.connect(ctx, cs[0])
+			get := e.openGET(ctx, cs[1], sid, "")
+			get.name = "the GET stream on replica B"
+			k := e.startNotifying(ctx, cs[0], sid, "routed")
+			k.post.name = "the POST stream on replica A"
+			e.awaitPostNotes(ctx, k, 1)
+			e.refresh() // replica A's connections only: the call runs on
+			want := e.Config.Tools.Notifying.Notifications
+			e.WaitUntil(toolRun(e.Config)+quiet(e.Config), func() bool { return e.countNotes(k, k.post, get) >= want })
+			e.Pause(quiet(e.Config))
+			streams := []*collector{k.post, get}
+			// Written to A's connection before A noticed the cut: the client
+			// gets those back by resuming the stream (on B).
+			if e.countNotes(k, streams...) < want && k.post.LastID() != "" {
+				if s, err := e.get(ctx, cs[1], sid, k.post.LastID()); err == nil {
+					resumed := e.collect("the POST stream resumed on replica B", s)
+					e.WaitUntil(toolRun(e.Config), func() bool { _, ok := k.response(resumed.Messages()); return ok })
+					streams = append(streams, resumed)
+				} else {
+					e.Logf("resuming the POST stream on replica B failed (%v)", err)
+				}
+			}
+			e.Expect(e.notes(get.Messages(), k)).NotTo(BeEmpty(), func() string {
+				return "no notification of the call running on replica A reached the GET stream held on replica B after the call's stream was cut; " + e.byStream(k, streams...)
+			})
+			e.expectDelivered(k, streams...)
+		}},
+
+		{id: "REPLICA-RESUME", need: func(c *target.Config) time.Duration { return notifyNeed(c) }, body: func(ctx context.Context, e *env) {
+			cs := e.replicas()
+			sid := e.connect(ctx, cs[0])
+			e.cutAfter(3)
+			k := e.startNotifying(ctx, cs[0], sid, "replica-resume")
+			k.post.name = "the POST stream on replica A"
+			e.Eventually(func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() }).
+				Should(BeTrue(), "the POST stream on replica A cut after 3 events, or its response")
+			if _, done := k.response(k.post.Messages()); done {
+				e.Skip("the call's POST stream carried its response within 3 events, so it could not be cut before it: " + notesElsewhere)
+			}
+			e.needIDs(k.post)
+			s, err := e.get(ctx, cs[1], sid, k.post.LastID())
+			e.Expect(err).NotTo(HaveOccurred(), "GET with Last-Event-ID %q on replica B", k.post.LastID())
+			resumed := e.collect("the POST stream resumed on replica B", s)
+			e.awaitResponse(ctx, k, resumed)
+			e.Pause(quiet(e.Config))
+			e.expectDelivered(k, k.post, resumed)
+			msgs := resumed.Messages()
+			for i, m := range msgs {
+				if k.isResponse(m) {
+					e.Expect(e.notes(msgs[i+1:], k)).To(BeEmpty(), "%s carried notifications after the call's response", resumed.name)
+					e.Expect(msgs[i+1:]).NotTo(ContainElement(Satisfy(k.isResponse)), "%s carried the response twice", resumed.name)
+				}
+			}
+		}},
+
+		{id: "REPLICA-EXPIRE-ONCE", need: replicaNeed, body: func(ctx context.Context, e *env) {
+			cs := e.replicas()
+			sid, err := cs[0].Connect(ctx)
+			e.Expect(err).NotTo(HaveOccurred(), "initialize handshake on replica A")
+			e.Cleanup(func(ctx context.Context) { _, _ = cs[0].Delete(ctx, sid) })
+			for i, c := range cs[1:] {
+				resp, err := c.Call(ctx, sid, "tools/list", nil)
+				e.Expect(err).NotTo(HaveOccurred())
+				e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list on replica %s of a session initialized on replica A", replicaName(i+1))
+			}
+			every := max(e.Config.Timings.IdleThreshold.D()/3, 50*time.Millisecond)
+			e.Logf("for %v: tools/list on replica A only, every %v", expiry(e.Config), every)
+			for end := time.Now().Add(expiry(e.Config)); time.Now().Before(end); {
+				e.Pause(every)
+				e.expectWorks(ctx, cs[0], sid)
+			}
+			for i, c := range cs[1:] {
+				resp, err := c.Call(ctx, sid, "tools/list", nil)
+				e.Expect(err).NotTo(HaveOccurred())
+				e.Expect(resp.Status).To(Equal(http.StatusOK),
+					"replica %s expired a session kept active through replica A: each replica decided expiry on its own view", replicaName(i+1))
+			}
+			e.Logf("silent for %v (idle threshold + grace period + reaper interval + slack)", expiry(e.Config))
+			e.Pause(expiry(e.Config))
+			for i, c := range cs {
+				resp, err := c.Call(ctx, sid, "tools/list", nil)
+				e.Expect(err).NotTo(HaveOccurred())
+				e.Expect(resp.Status).To(Equal(http.StatusNotFound),
+					"tools/list on replica %s of a session silent past its grace period: a replica still serves an expired session", replicaName(i))
+			}
+		}},
+	}
+}
