@@ -235,7 +235,7 @@ func checkFixtureRun(t *testing.T, f fixtures.Fixture, r fixtureRun) {
 			switch {
 			case broken && c.Verdict == report.Pass:
 				wrong = append(wrong, fmt.Sprintf("%s passed: the check does not catch it", c.ID))
-			case !broken && c.Verdict != report.Pass:
+			case !broken && c.Verdict != report.Pass && !skipsForReplicas(c):
 				wrong = append(wrong, fmt.Sprintf("%s is %s, but the fixture does not break it: %s", c.ID, c.Verdict, c.Message))
 			}
 		}
@@ -253,7 +253,7 @@ func expectAllPass(t *testing.T, r *report.Run, side catalogue.Side) []string {
 	var ids []string
 	for _, c := range r.Checks {
 		ids = append(ids, c.ID)
-		if c.Verdict != report.Pass {
+		if c.Verdict != report.Pass && !skipsForReplicas(c) {
 			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Message)
 		}
 	}
