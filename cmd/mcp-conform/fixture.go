@@ -19,12 +19,16 @@ func runFixture(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; port 0 picks a free port")
 	list := fs.Bool("list", false, "list the fixtures and the checks each must fail")
+	storeURL := fs.String("store", "", "Redis of a replica fixture (redis://HOST:PORT/DB): run this command once per replica, same --store")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: mcp-conform fixture [--addr ADDR] NAME
+       mcp-conform fixture --addr ADDR --store redis://HOST:PORT/DB REPLICA-FIXTURE
        mcp-conform fixture --list
 
 Serves a deliberately broken reference server (short timings, tokens
-alice-token and bob-token) at http://ADDR/mcp, to see a check fail.
+alice-token and bob-token) at http://ADDR/mcp, to see a check fail. A
+replica fixture is one replica of a broken replicated deployment: start
+two on the same --store and check them with --url and --replica-url.
 
 flags:`)
 		fs.PrintDefaults()
@@ -38,18 +42,42 @@ flags:`)
 		for _, f := range fixtures.All() {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, strings.Join(f.Breaks, ","), f.About)
 		}
+		for _, f := range fixtures.ReplicaFixtures() {
+			if len(f.Breaks) > 0 {
+				fmt.Fprintf(tw, "%s (--store)\t%s\t%s\n", f.Name, strings.Join(f.Breaks, ","), f.About)
+			}
+		}
 		return tw.Flush()
 	}
 	if fs.NArg() != 1 {
 		return usageError{errors.New("want exactly one fixture name (see --list)")}
 	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := fixtures.Config()
+	cfg.Logger = log
+	if rf, err := fixtures.LookupReplicas(fs.Arg(0)); err == nil {
+		if !strings.HasPrefix(*storeURL, "redis://") {
+			return usageError{fmt.Errorf("replica fixture %s needs --store redis://HOST:PORT/DB", rf.Name)}
+		}
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		r, err := rf.Start(cfg, *storeURL, ln)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--store: %w", err)
+		}
+		defer r.Close()
+		return serveUntilDone(ctx, r.Host, stdout, log)
+	}
+	if *storeURL != "" {
+		return usageError{errors.New("--store is for replica fixtures only (see --list)")}
+	}
 	f, err := fixtures.Lookup(fs.Arg(0))
 	if err != nil {
 		return usageError{err}
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg := fixtures.Config()
-	cfg.Logger = log
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
