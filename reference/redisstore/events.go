@@ -305,7 +305,7 @@ func (s *Store) Replay(ctx context.Context, sessionID, streamID string, index in
 func (s *Store) Requests(ctx context.Context, sessionID, streamID string) int {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	n, err := s.rdb.HGet(ctx, s.ev.metaKey(sessionID, streamID), "pending").Int()
+	n, err := s.hgetInt(ctx, s.ev.metaKey(sessionID, streamID), "pending", 1)
 	if err != nil || n < 1 {
 		return 1
 	}

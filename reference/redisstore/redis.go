@@ -215,12 +215,17 @@ func (s *Store) Expire(ctx context.Context, now time.Time) ([]string, error) {
 
 // Gone reports ids removed anywhere, the caller's own removals included.
 func (s *Store) Gone(ctx context.Context) <-chan string {
-	sub := s.rdb.Subscribe(ctx, s.goneChan())
-	out := make(chan string, 64)
+	return pump(ctx, s.rdb.Subscribe(ctx, s.goneChan()), func(p string) (string, bool) { return p, true })
+}
+
+// pump delivers the messages of sub, converted, until ctx ends; then it
+// closes sub and the channel.
+func pump[T any](ctx context.Context, sub *redis.PubSub, conv func(payload string) (T, bool)) <-chan T {
+	out := make(chan T, 256)
 	go func() {
 		defer close(out)
 		defer sub.Close()
-		ch := sub.Channel()
+		ch := sub.Channel(redis.WithChannelSize(1024))
 		for {
 			select {
 			case <-ctx.Done():
@@ -229,8 +234,12 @@ func (s *Store) Gone(ctx context.Context) <-chan string {
 				if !ok {
 					return
 				}
+				v, ok := conv(m.Payload)
+				if !ok {
+					continue
+				}
 				select {
-				case out <- m.Payload:
+				case out <- v:
 				case <-ctx.Done():
 					return
 				}
@@ -253,10 +262,7 @@ func (s *Store) Listen(ctx context.Context, id string, delta int) error {
 func (s *Store) Listening(ctx context.Context, id string) (bool, error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	n, err := s.rdb.HGet(ctx, s.sessKey(id), "listeners").Int()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
-	}
+	n, err := s.hgetInt(ctx, s.sessKey(id), "listeners", 0)
 	return n > 0, err
 }
 
@@ -275,9 +281,14 @@ func (s *Store) Delivered(ctx context.Context, id string, index int) error {
 func (s *Store) LastDelivered(ctx context.Context, id string) (int, error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	n, err := s.rdb.HGet(ctx, s.sessKey(id), "delivered").Int()
+	return s.hgetInt(ctx, s.sessKey(id), "delivered", -1)
+}
+
+// hgetInt reads an integer field, def if it or its key is missing.
+func (s *Store) hgetInt(ctx context.Context, key, field string, def int) (int, error) {
+	n, err := s.rdb.HGet(ctx, key, field).Int()
 	if errors.Is(err, redis.Nil) {
-		return -1, nil
+		return def, nil
 	}
 	return n, err
 }
@@ -292,31 +303,9 @@ func (s *Store) Follow(ctx context.Context, sessionID, streamID string) (<-chan 
 		sub.Close()
 		return nil, err
 	}
-	out := make(chan eventstore.Event, 256)
-	go func() {
-		defer close(out)
-		defer sub.Close()
-		ch := sub.Channel(redis.WithChannelSize(1024))
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case m, ok := <-ch:
-				if !ok {
-					return
-				}
-				ix, data, _ := strings.Cut(m.Payload, " ")
-				i, err := strconv.Atoi(ix)
-				if err != nil {
-					continue
-				}
-				select {
-				case out <- eventstore.Event{Index: i, Data: []byte(data)}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
-	return out, nil
+	return pump(ctx, sub, func(p string) (eventstore.Event, bool) {
+		ix, data, _ := strings.Cut(p, " ")
+		i, err := strconv.Atoi(ix)
+		return eventstore.Event{Index: i, Data: []byte(data)}, err == nil
+	}), nil
 }

@@ -28,6 +28,12 @@ func benchServer(b *testing.B) (*server.Server, *wire.Client) {
 // POST stream (a long_operation of 5,000 steps), end to end over HTTP.
 func BenchmarkReplay10k(b *testing.B) {
 	_, c := benchServer(b)
+	benchReplay10k(b, c)
+}
+
+// benchReplay10k runs a 5,000-step long_operation on c, then measures
+// replaying its 10,000 events.
+func benchReplay10k(b *testing.B, c *wire.Client) {
 	ctx := context.Background()
 	sid, err := c.Connect(ctx)
 	if err != nil {

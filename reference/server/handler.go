@@ -214,15 +214,7 @@ func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *s
 	defer sw.finish()
 	cur, old := sess.attachGET(cancel, sw)
 	defer sess.detachGET(cur)
-	if old != nil {
-		old.close(s.cfg.SSERetry)
-		select {
-		case <-old.done:
-		case <-time.After(getReplaceTimeout):
-			s.log.Warn("replaced GET stream did not let go in time", "session", sess.id)
-		}
-		s.log.Info("session GET stream replaced", "session", sess.id)
-	}
+	s.takeOver(sess, old)
 	// Held notifications are the standalone stream's now, and part of the
 	// backlog read next (see deliver).
 	fresh := last == ""
@@ -232,21 +224,10 @@ func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *s
 		// history; what was evicted meanwhile is skipped, not refused.
 		index = sess.resumeIndex()
 	}
-	p, err := s.events.Prime(sess.id, "", index, fresh)
-	switch {
-	case err == nil:
-	case fresh: // no history at all: the session has just been removed
-		s.writeSessionGone(w)
-		return
-	default:
-		writeResumeError(w, last, err)
+	p, ok := s.prime(w, r, sess, sw, last, index, fresh)
+	if !ok {
 		return
 	}
-	primingID := ""
-	if r.Header.Get(headerProtocolVersion) >= primingVersion {
-		primingID = fmt.Sprintf("_%d", p.Index)
-	}
-	sw.open(primingID, p.Backlog)
 	r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", p.Index))
 	if s.cfg.SSEKeepAlive > 0 {
 		var wg sync.WaitGroup
@@ -255,6 +236,43 @@ func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *s
 		wg.Go(func() { s.keepAlive(ctx, cancel, sw, sess) })
 	}
 	gen.handler.ServeHTTP(sw, r.WithContext(ctx))
+}
+
+// prime appends the standalone stream's priming event and sets what sw
+// opens with: that event, then the backlog after index. If it reports
+// false, the error has been answered.
+func (s *Server) prime(w http.ResponseWriter, r *http.Request, sess *session, sw *streamWriter, last string, index int, fresh bool) (eventstore.Priming, bool) {
+	p, err := s.events.Prime(sess.id, "", index, fresh)
+	switch {
+	case err == nil:
+	case fresh: // no history at all: the session has just been removed
+		s.writeSessionGone(w)
+		return p, false
+	default:
+		writeResumeError(w, last, err)
+		return p, false
+	}
+	primingID := ""
+	if r.Header.Get(headerProtocolVersion) >= primingVersion {
+		primingID = fmt.Sprintf("_%d", p.Index)
+	}
+	sw.open(primingID, p.Backlog)
+	return p, true
+}
+
+// takeOver ends old, the GET stream a new one replaces, and waits (bounded)
+// for it to let go.
+func (s *Server) takeOver(sess *session, old *getStream) {
+	if old == nil {
+		return
+	}
+	old.close(s.cfg.SSERetry)
+	select {
+	case <-old.done:
+	case <-time.After(getReplaceTimeout):
+		s.log.Warn("replaced GET stream did not let go in time", "session", sess.id)
+	}
+	s.log.Info("session GET stream replaced", "session", sess.id)
 }
 
 // keepAlive writes a comment every SSEKeepAlive so middleboxes keep the

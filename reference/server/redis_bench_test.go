@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -57,26 +56,4 @@ func BenchmarkToolCall(b *testing.B) {
 
 // BenchmarkReplay10kRedis is BenchmarkReplay10k on the Redis store: the
 // 10,000 events come from Redis.
-func BenchmarkReplay10kRedis(b *testing.B) {
-	c := benchRedisServer(b)
-	ctx := context.Background()
-	sid, err := c.Connect(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	resp, err := c.Call(ctx, sid, "tools/call", wire.ToolParams("long_operation", map[string]any{"steps": 5000, "interval_ms": 0}, "tok"))
-	if err != nil || len(resp.Events) != 10002 {
-		b.Fatalf("setup: %v, %d events", err, len(resp.Events))
-	}
-	first := resp.Events[0].ID
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		req, _ := c.NewHTTPRequest(ctx, http.MethodGet, sid, nil)
-		req.Header.Set(wire.HeaderLastEventID, first)
-		got, err := c.Do(req)
-		if err != nil || len(got.Events) != 10001 {
-			b.Fatalf("replay: %v, %d events", err, len(got.Events))
-		}
-	}
-}
+func BenchmarkReplay10kRedis(b *testing.B) { benchReplay10k(b, benchRedisServer(b)) }

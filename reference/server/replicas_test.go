@@ -84,10 +84,7 @@ func TestReplicasShareSession(t *testing.T) {
 	rs := replicas(t, 2, replicaConfig())
 	ctx := testCtx(t)
 	a, b := rs[0].client(t), rs[1].client(t)
-	sid, err := a.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sid := connectOn(t, ctx, a)
 	for i, c := range []*wire.Client{a, b, a, b} {
 		got, err := c.ToolText(ctx, sid, "counter_increment", map[string]any{})
 		if err != nil {
@@ -135,10 +132,7 @@ func TestReplicasResume(t *testing.T) {
 	rs := replicas(t, 2, replicaConfig())
 	ctx := testCtx(t)
 	a, b := rs[0].client(t), rs[1].client(t)
-	sid, err := a.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sid := connectOn(t, ctx, a)
 	post := startLong(t, ctx, a, sid, 4, 300)
 	seen := next(t, post, 2)
 	post.Close() // cut on A
@@ -163,10 +157,7 @@ func TestReplicasNotifyRouted(t *testing.T) {
 	rs := replicas(t, 2, replicaConfig())
 	ctx := testCtx(t)
 	a, b := rs[0].client(t), rs[1].client(t)
-	sid, err := a.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sid := connectOn(t, ctx, a)
 	get, err := b.OpenGET(ctx, sid, "")
 	if err != nil {
 		t.Fatal(err)
@@ -197,10 +188,7 @@ func TestReplicasExpireOnce(t *testing.T) {
 	rs := replicas(t, 3, replicaConfig())
 	ctx := testCtx(t)
 	a := rs[0].client(t)
-	sid, err := a.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sid := connectOn(t, ctx, a)
 	// Every replica holds a copy.
 	for _, r := range rs[1:] {
 		if _, err := r.client(t).ToolText(ctx, sid, "echo", map[string]any{"text": "x"}); err != nil {
@@ -225,4 +213,14 @@ func TestReplicasExpireOnce(t *testing.T) {
 	if err != nil || resp.Status != http.StatusNotFound {
 		t.Fatalf("after expiry: %v %v, want 404", resp, err)
 	}
+}
+
+// connectOn runs the handshake on c and returns the session id.
+func connectOn(t *testing.T, ctx context.Context, c *wire.Client) string {
+	t.Helper()
+	sid, err := c.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sid
 }

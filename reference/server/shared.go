@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/mcp-conform/mcp-conform/reference/store"
 )
@@ -203,15 +202,7 @@ func (s *Server) followStandalone(w http.ResponseWriter, r *http.Request, sess *
 	defer sw.finish()
 	cur, old := sess.attachGET(cancel, sw)
 	defer sess.detachGET(cur)
-	if old != nil {
-		old.close(s.cfg.SSERetry)
-		select {
-		case <-old.done:
-		case <-time.After(getReplaceTimeout):
-			s.log.Warn("replaced GET stream did not let go in time", "session", sess.id)
-		}
-		s.log.Info("session GET stream replaced", "session", sess.id)
-	}
+	s.takeOver(sess, old)
 	s.store.Listen(ctx, sess.id, 1)
 	defer func() {
 		bg := context.Background()
@@ -229,22 +220,11 @@ func (s *Server) followStandalone(w http.ResponseWriter, r *http.Request, sess *
 		n, _ := s.store.LastDelivered(ctx, sess.id)
 		index = max(n, sess.resumeIndex())
 	}
-	p, err := s.events.Prime(sess.id, "", index, fresh)
-	switch {
-	case err == nil:
-	case fresh:
-		s.writeSessionGone(w)
-		return
-	default:
-		writeResumeError(w, last, err)
-		return
-	}
-	primingID := ""
-	if r.Header.Get(headerProtocolVersion) >= primingVersion {
-		primingID = fmt.Sprintf("_%d", p.Index)
-	}
 	setSSEHeaders(w)
-	sw.open(primingID, p.Backlog)
+	p, ok := s.prime(w, r, sess, sw, last, index, fresh)
+	if !ok {
+		return
+	}
 	sw.WriteHeader(http.StatusOK)
 	if s.cfg.SSEKeepAlive > 0 {
 		done := make(chan struct{})
