@@ -13,6 +13,7 @@ func (s *Store) CancelSession(session string) int {
 			j.completedAt = s.clk.Now()
 			close(j.stop)
 			s.endLocked(j)
+			s.mirrorJob(j, s.snapshotLocked(j))
 			n++
 		}
 	}

@@ -46,7 +46,9 @@ func (s *Store) run(j *job) {
 		if last {
 			s.completeLocked(j)
 		}
+		snap := s.snapshotLocked(j)
 		s.mu.Unlock()
+		s.mirrorJob(j, snap)
 		if last {
 			return
 		}
@@ -65,5 +67,8 @@ func (s *Store) completeLocked(j *job) {
 	j.result = fmt.Sprintf("conversation %s turn %d: completed %d steps", j.convID, j.turn, j.steps)
 	j.token = rand.Text()
 	s.tokens[j.token] = tokenEntry{principal: j.owner.Principal, convID: j.convID, turn: j.turn, expires: now.Add(s.tokenTTL)}
+	if s.mirror != nil {
+		s.mirror.SaveToken(j.token, j.owner.Principal, j.convID, j.turn, s.tokenTTL)
+	}
 	s.endLocked(j)
 }

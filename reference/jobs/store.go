@@ -42,6 +42,8 @@ type Options struct {
 	MaxRetained         int
 	MaxRetainedPerOwner int
 	Clock               clock.Clock // nil means clock.RealClock{}
+	// Mirror shares jobs and tokens with other replicas; nil for none.
+	Mirror Mirror
 }
 
 // Owner is who starts a job: the principal (empty when anonymous) and the
@@ -94,6 +96,7 @@ type Store struct {
 	maxRetained         int
 	maxRetainedPerOwner int
 	clk                 clock.Clock
+	mirror              Mirror
 
 	mu       sync.Mutex
 	jobs     map[string]*job
@@ -148,6 +151,7 @@ func New(opts Options) *Store {
 		jobTTL:     opts.JobTTL,
 		maxRunning: opts.MaxRunning,
 		clk:        opts.Clock,
+		mirror:     opts.Mirror,
 		jobs:       make(map[string]*job),
 		tokens:     make(map[string]tokenEntry),
 		owners:     make(map[string]*ownerJobs),
@@ -204,6 +208,9 @@ func (s *Store) Start(owner Owner, steps int, interval time.Duration, resumeToke
 	convID, turn := "", 1
 	if resumeToken != "" {
 		tok, ok := s.tokens[resumeToken]
+		if !ok {
+			tok, ok = s.mirroredToken(resumeToken)
+		}
 		// Checked here as well as in Sweep so validity does not depend on
 		// when the last sweep ran.
 		// Another principal's token is as unknown as a forged one.
@@ -245,7 +252,9 @@ func (s *Store) Start(owner Owner, steps int, interval time.Duration, resumeToke
 	// late Add with its Wait.
 	s.wg.Add(1)
 	go s.run(j)
-	return s.snapshotLocked(j), nil
+	snap := s.snapshotLocked(j)
+	s.mirrorJob(j, snap)
+	return snap, nil
 }
 
 // Get returns the current state of a job started by principal; another
@@ -254,6 +263,12 @@ func (s *Store) Get(principal, jobID string) (Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.lookupLocked(jobID)
+	if !ok && s.mirror != nil {
+		// Started by another replica.
+		if p, snap, found := s.mirror.LoadJob(jobID); found && p == principal {
+			return snap, nil
+		}
+	}
 	if !ok || j.owner.Principal != principal {
 		return Snapshot{}, ErrUnknownJob
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -223,4 +224,39 @@ func connectOn(t *testing.T, ctx context.Context, c *wire.Client) string {
 		t.Fatal(err)
 	}
 	return sid
+}
+
+// TestReplicasShareJobs: a job started on A is read on B, and its resume
+// token continues the conversation on B.
+func TestReplicasShareJobs(t *testing.T) {
+	rs := replicas(t, 2, replicaConfig())
+	ctx := testCtx(t)
+	a, b := rs[0].client(t), rs[1].client(t)
+	sid := connectOn(t, ctx, a)
+	job := func(c *wire.Client, name string, args map[string]any) jobSnapshot {
+		t.Helper()
+		text, err := c.ToolText(ctx, sid, name, args)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var snap jobSnapshot
+		if err := json.Unmarshal([]byte(text), &snap); err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	started := job(a, "job_start", map[string]any{"steps": 2, "interval_ms": 50})
+	var done jobSnapshot
+	eventually(t, "the job to complete, seen on B", func() bool {
+		done = job(b, "job_get", map[string]any{"job_id": started.JobID})
+		return done.Status == "completed"
+	})
+	if done.ResumeToken == "" {
+		t.Fatalf("completed job without a resume token: %+v", done)
+	}
+	next := job(b, "job_start", map[string]any{"steps": 1, "interval_ms": 0, "resume_token": done.ResumeToken})
+	// Read on A: B's job is shared too.
+	if got := job(a, "job_get", map[string]any{"job_id": next.JobID}); got.Turn != 2 || got.ConversationID != done.ConversationID {
+		t.Fatalf("resume token of A's job on B: %+v, want turn 2 of %s", got, done.ConversationID)
+	}
 }

@@ -67,6 +67,7 @@ func New(cfg Config) (*Server, error) {
 			MaxRetained:         cfg.MaxRetainedJobs,
 			MaxRetainedPerOwner: cfg.MaxRetainedJobsPerClient,
 			Clock:               cfg.Clock,
+			Mirror:              jobMirror(cfg.Store),
 		}),
 	}
 	s.store = cfg.Store

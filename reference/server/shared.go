@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
 	"github.com/mcp-conform/mcp-conform/reference/store"
 )
 
@@ -309,6 +310,14 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 			}
 		}
 	}
+}
+
+// jobMirror is where a shared store keeps jobs; nil without one.
+func jobMirror(st store.Store) jobs.Mirror {
+	if st == nil {
+		return nil
+	}
+	return st.Jobs()
 }
 
 // setSSEHeaders are the headers of an SSE response, as the go-sdk sends them.

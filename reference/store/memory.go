@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
 )
 
 // Memory is the in-process Store: one replica owns every session, and its
@@ -37,6 +38,9 @@ func NewMemory(events *eventstore.Store) *Memory {
 func (m *Memory) Shared() bool   { return false }
 func (m *Memory) Events() Events { return m.events }
 func (m *Memory) Close() error   { return nil }
+
+// Jobs is nil: the jobs store of the one process holds every job.
+func (m *Memory) Jobs() jobs.Mirror { return nil }
 
 func (m *Memory) Create(_ context.Context, s Session, now time.Time) error {
 	m.mu.Lock()

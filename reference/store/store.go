@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
 )
 
 // Session is a session table record.
@@ -72,6 +73,8 @@ type Store interface {
 
 	// Events is the replay store.
 	Events() Events
+	// Jobs shares jobs and resume tokens between replicas; nil in one process.
+	Jobs() jobs.Mirror
 	// Follow delivers every event appended to the stream from now on,
 	// until ctx ends, in append order. It returns once subscribed.
 	Follow(ctx context.Context, sessionID, streamID string) (<-chan eventstore.Event, error)
