@@ -1,16 +1,25 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
 	"net"
+	"net/http"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures"
 	"github.com/mcp-conform/mcp-conform/internal/redistest"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 )
 
@@ -90,4 +99,137 @@ func TestServerCatchesReplicaFixtures(t *testing.T) {
 // the single-server fixtures); TestServerCatchesReplicaFixtures runs them.
 func skipsForReplicas(c report.Check) bool {
 	return strings.HasPrefix(c.ID, "REPLICA-") && c.Verdict == report.Skip && c.Message == serverchecks.NoReplicas
+}
+
+// startReplica runs `mcp-conform serve --store` as its own process and
+// returns its URL; the process is killed at the end of the test.
+func startReplica(t *testing.T, exe, store string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(exe, "serve", "--addr", "127.0.0.1:0", "--store", store,
+		"--reaper-interval", "200ms", "--idle-threshold", "10s", "--grace-period", "10s", "--log-level", "warn")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("replica log:\n%s", logs.String())
+		}
+	})
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case l := <-line:
+		url, ok := strings.CutPrefix(l, "listening on ")
+		if !ok {
+			t.Fatalf("replica said %q", l)
+		}
+		return url, cmd
+	case <-time.After(20 * time.Second):
+		t.Fatal("replica did not start")
+	}
+	return "", nil
+}
+
+// TestReplicaKilled: replica A is killed (SIGKILL) in the middle of a call;
+// the session goes on on replica B with its state, and the call's stream,
+// resumed on B, replays what A stored, then reports the call lost with the
+// envelope's resume hint, once.
+func TestReplicaKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs two replicas")
+	}
+	t.Parallel()
+	exe := buildCLI(t)
+	rs := redistest.Start(t)
+	urlA, cmdA := startReplica(t, exe, rs.URL(0))
+	urlB, _ := startReplica(t, exe, rs.URL(0))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, b := wire.New(urlA), wire.New(urlB)
+	sid, err := a.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.ToolText(ctx, sid, "counter_increment", map[string]any{}); err != nil || n != "1" {
+		t.Fatalf("counter on A: %q %v", n, err)
+	}
+	req, err := a.NewHTTPRequest(ctx, http.MethodPost, sid, a.Request("tools/call", wire.ToolParams("long_operation", map[string]any{"steps": 100, "interval_ms": 100}, "tok")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post, err := a.Open(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for range 3 { // priming event, progress 1, log 1
+		ev, err := post.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ev.ID
+	}
+	cmdA.Process.Kill()
+	post.Close()
+	if n, err := b.ToolText(ctx, sid, "counter_increment", map[string]any{}); err != nil || n != "2" {
+		t.Fatalf("counter on B after A was killed: %q %v", n, err)
+	}
+	resumed, err := b.OpenGET(ctx, sid, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Close()
+	ids := map[string]bool{}
+	for {
+		ev, err := resumed.Next()
+		if err != nil {
+			t.Fatalf("resumed stream on B ended without an answer: %v", err)
+		}
+		if ev.Data == "" {
+			continue
+		}
+		if ids[ev.ID] {
+			t.Fatalf("event %s twice", ev.ID)
+		}
+		ids[ev.ID] = true
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+				Data struct {
+					Reason string `json:"reason"`
+					Resume struct{ Method, Via string }
+				} `json:"data"`
+			} `json:"error"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(ev.Data), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Result != nil {
+			t.Fatalf("a result from the killed replica: %s", ev.Data)
+		}
+		if m.Error != nil {
+			if m.Error.Data.Reason != "replica_lost" || m.Error.Data.Resume.Method != "job_start" || m.Error.Data.Resume.Via != "resume_token" {
+				t.Fatalf("lost call answered %s", ev.Data)
+			}
+			return
+		}
+	}
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"strconv"
@@ -310,4 +311,45 @@ func (s *Store) Requests(ctx context.Context, sessionID, streamID string) int {
 		return 1
 	}
 	return n
+}
+
+func (s *Store) leaseKey(sid, st string) string { return s.p + "run:" + sid + ":" + st }
+
+// Lease implements store.Store: a key that lapses unless renewed, and the
+// ids on the stream's marks, which outlive it.
+func (s *Store) Lease(ctx context.Context, sessionID, streamID string, ids []json.RawMessage, ttl time.Duration) error {
+	data, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.leaseKey(sessionID, streamID), 1, ttl)
+		p.HSet(ctx, s.ev.metaKey(sessionID, streamID), "ids", data)
+		return nil
+	})
+	return err
+}
+
+// Leased implements store.Store.
+func (s *Store) Leased(ctx context.Context, sessionID, streamID string) (bool, []json.RawMessage, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	n, err := s.rdb.Exists(ctx, s.leaseKey(sessionID, streamID)).Result()
+	if err != nil {
+		return false, nil, err
+	}
+	var ids []json.RawMessage
+	if data, err := s.rdb.HGet(ctx, s.ev.metaKey(sessionID, streamID), "ids").Bytes(); err == nil {
+		json.Unmarshal(data, &ids)
+	}
+	return n > 0, ids, nil
+}
+
+// Claim implements store.Store with SET NX.
+func (s *Store) Claim(ctx context.Context, name string, ttl time.Duration) (bool, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	return s.rdb.SetNX(ctx, s.p+"claim:"+name, 1, ttl).Result()
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -50,11 +51,12 @@ const handoffTimeout = 5 * time.Second
 type post struct {
 	tok      string // set on the request (headerPOSTToken) for the call handlers
 	gen      *generation
-	streamID string   // the go-sdk's stream id, once the stream is opened
-	calls    int      // calls not yet answered
-	carrier  *carrier // the HTTP request writing the stream, if any
-	route    route    // where its calls' notifications go
-	resuming bool     // a resume waits for the carrier to let go: hold
+	streamID string            // the go-sdk's stream id, once the stream is opened
+	calls    int               // calls not yet answered
+	carrier  *carrier          // the HTTP request writing the stream, if any
+	route    route             // where its calls' notifications go
+	resuming bool              // a resume waits for the carrier to let go: hold
+	ids      []json.RawMessage // its calls' JSON-RPC ids, on a shared store (see leaseCalls)
 }
 
 // route is where a POST's notifications go.

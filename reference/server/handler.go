@@ -130,6 +130,9 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	p, car := sess.openPOST(gen, calls, cancel)
+	if s.shared {
+		sess.setCallIDs(p, callIDs(rpcID, batch))
+	}
 	status := 0
 	cw := &commitWriter{ResponseWriter: dw, onCommit: func(code int) { status = code }}
 	r.Header.Set(headerPOSTToken, p.tok)

@@ -82,7 +82,9 @@ func (t tap) Open(ctx context.Context, sessionID, streamID string) error {
 		t.sess.dmu.Lock()
 		p.streamID = streamID
 		t.sess.streams[streamID] = p
+		ids := p.ids
 		t.sess.dmu.Unlock()
+		t.sess.leaseCalls(ctx, streamID, ids)
 	}
 	return t.EventStore.Open(ctx, sessionID, streamID)
 }

@@ -260,3 +260,24 @@ func TestReplicasShareJobs(t *testing.T) {
 		t.Fatalf("resume token of A's job on B: %+v, want turn 2 of %s", got, done.ConversationID)
 	}
 }
+
+// TestReplicasLongCallNotLost: a call that runs on after its stream was cut,
+// longer than a lease lasts unrenewed, is not taken for lost: its replica
+// renews the lease, and the stream resumed elsewhere gets the response.
+func TestReplicasLongCallNotLost(t *testing.T) {
+	rs := replicas(t, 2, replicaConfig())
+	ctx := testCtx(t)
+	a, b := rs[0].client(t), rs[1].client(t)
+	sid := connectOn(t, ctx, a)
+	post := startLong(t, ctx, a, sid, 3, 1100) // 3.3 s, past the 2 s lease
+	seen := next(t, post, 2)
+	post.Close()
+	resumed, err := b.OpenGET(ctx, sid, seen[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Close()
+	if got := describe(t, append(seen, readAll(t, resumed)...)); got != "progress I, log step 1 of 3, progress II, log step 2 of 3, progress III, log step 3 of 3, result completed 3 steps" {
+		t.Fatalf("client saw %q", got)
+	}
+}

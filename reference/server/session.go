@@ -20,9 +20,10 @@ type session struct {
 	principal string
 	hintKey   string // set when the session was created by a recovery hint
 
-	st     store.Store  // holds the counter (counter_increment state)
-	shared bool         // st is shared with other replicas
-	calls  atomic.Int64 // tools/call requests running (see callLimit)
+	st     store.Store   // holds the counter (counter_increment state)
+	shared bool          // st is shared with other replicas
+	lease  time.Duration // how long a call's lease outlives its last renewal (shared.go)
+	calls  atomic.Int64  // tools/call requests running (see callLimit)
 	// ctx ends when the session leaves the table; its requests, streams and
 	// tool work end with it.
 	ctx    context.Context
@@ -56,7 +57,7 @@ type session struct {
 // newSession makes a table entry for id; the caller adds it to the table.
 func (srv *Server) newSession(id, principal string) *session {
 	s := newSession(id, principal, srv.cfg.Clock, srv.cfg.EventMaxAge)
-	s.st, s.shared = srv.store, srv.shared
+	s.st, s.shared, s.lease = srv.store, srv.shared, leaseTTL(srv.cfg.ReaperInterval)
 	return s
 }
 

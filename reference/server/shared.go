@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
 	"github.com/mcp-conform/mcp-conform/reference/store"
@@ -148,7 +149,9 @@ func (s *Server) reapShared() {
 	ctx := context.Background()
 	s.mu.Lock()
 	var busy []string
+	all := make([]*session, 0, len(s.sessions))
 	for id, sess := range s.sessions {
+		all = append(all, sess)
 		sess.mu.Lock()
 		if sess.inflight > 0 {
 			busy = append(busy, id)
@@ -158,6 +161,10 @@ func (s *Server) reapShared() {
 	s.mu.Unlock()
 	for _, id := range busy {
 		s.store.Touch(ctx, id, now)
+	}
+	// A call runs on after its stream is cut: its lease too.
+	for _, sess := range all {
+		sess.renewLeases(ctx)
 	}
 	started, err := s.store.StartGrace(ctx, now.Add(-s.cfg.IdleThreshold), now.Add(s.cfg.GracePeriod))
 	if err != nil {
@@ -279,7 +286,8 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 	}
 	w = openSSE(w, primingID)
 	rc := http.NewResponseController(w)
-	sent, answered := index, 0
+	sent := index
+	answered := map[string]bool{}
 	write := func(ix int, data []byte) bool {
 		if ix <= sent {
 			return true
@@ -289,7 +297,7 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 		}
 		sent = ix
 		if isResponse(data) {
-			answered++
+			answered[responseID(data)] = true
 		}
 		return rc.Flush() == nil
 	}
@@ -298,7 +306,9 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 			return
 		}
 	}
-	for answered < want {
+	check := s.cfg.Clock.NewTicker(s.cfg.ReaperInterval)
+	defer check.Stop()
+	for len(answered) < want {
 		select {
 		case <-ctx.Done():
 			return
@@ -308,7 +318,132 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 			if !ok || !write(ev.Index, ev.Data) {
 				return
 			}
+		case <-check.C():
+			if !s.reportLost(ctx, sess, stream, sent, answered, write) {
+				return
+			}
 		}
+	}
+}
+
+// reportLost answers the calls of a stream whose replica stopped renewing
+// its lease (it was killed) with an error that names the job/resume path,
+// once for all replicas: appended to the stream, it reaches every follower.
+// It reports false if the stream cannot be finished (no call ids known).
+func (s *Server) reportLost(ctx context.Context, sess *session, stream string, sent int, answered map[string]bool, write func(int, []byte) bool) bool {
+	held, ids, err := s.store.Leased(ctx, sess.id, stream)
+	if err != nil || held {
+		return true
+	}
+	// The response may have been stored just before the lease lapsed.
+	evs, err := s.store.Replay(ctx, sess.id, stream, sent)
+	if err != nil {
+		return true
+	}
+	for _, ev := range evs {
+		if !write(ev.Index, ev.Data) {
+			return false
+		}
+	}
+	var lost []json.RawMessage
+	for _, id := range ids {
+		if !answered[string(id)] {
+			lost = append(lost, id)
+		}
+	}
+	if len(lost) == 0 {
+		return len(ids) > 0
+	}
+	if won, err := s.store.Claim(ctx, "lost:"+sess.id+":"+stream, s.cfg.EventMaxAge); err != nil || !won {
+		return true // another replica reports them; they come as live events
+	}
+	s.log.Warn("calls lost with the replica running them", "session", sess.id, "stream", stream, "calls", len(lost))
+	for _, id := range lost {
+		s.events.Append(ctx, sess.id, stream, lostResponse(id))
+	}
+	return true
+}
+
+// codeInternal is JSON-RPC's internal error.
+const codeInternal = -32603
+
+// lostResponse is the error a call gets when the replica running it died:
+// its work is gone; the resume hint names the tool that continues it.
+func lostResponse(id json.RawMessage) []byte {
+	hint := referenceResumeHint
+	data, _ := json.Marshal(rpcErrorResponse{
+		JSONRPC: "2.0",
+		Error: rpcError{Code: codeInternal, Message: "The replica running this request stopped before answering; its work is lost",
+			Data: expiredData{Reason: "replica_lost", Resume: &hint}},
+		ID: id,
+	})
+	return data
+}
+
+// responseID is the id of a JSON-RPC response, as JSON text.
+func responseID(data []byte) string {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal(data, &m)
+	return string(m.ID)
+}
+
+// leaseTTL is how long a call's lease lasts without renewal: five reaper
+// intervals, at least 2 s, so a busy replica is not taken for a dead one.
+func leaseTTL(reaper time.Duration) time.Duration { return max(5*reaper, 2*time.Second) }
+
+// setCallIDs records the JSON-RPC ids of p's calls.
+func (s *session) setCallIDs(p *post, ids []json.RawMessage) {
+	s.dmu.Lock()
+	p.ids = ids
+	s.dmu.Unlock()
+}
+
+// callIDs are the ids of the requests among a POST's messages.
+func callIDs(id json.RawMessage, batch []json.RawMessage) []json.RawMessage {
+	if batch == nil {
+		if len(id) == 0 || string(id) == "null" {
+			return nil
+		}
+		return []json.RawMessage{id}
+	}
+	var out []json.RawMessage
+	for _, raw := range batch {
+		var m struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
+			out = append(out, m.ID)
+		}
+	}
+	return out
+}
+
+// leaseCalls takes the lease of a POST stream whose calls run here.
+func (s *session) leaseCalls(ctx context.Context, stream string, ids []json.RawMessage) {
+	if s.shared && len(ids) > 0 {
+		s.st.Lease(context.WithoutCancel(ctx), s.id, stream, ids, s.lease)
+	}
+}
+
+// renewLeases renews the leases of the calls running here.
+func (s *session) renewLeases(ctx context.Context) {
+	type lease struct {
+		stream string
+		ids    []json.RawMessage
+	}
+	var all []lease
+	s.dmu.Lock()
+	for _, p := range s.posts {
+		if p.calls > 0 && p.streamID != "" && len(p.ids) > 0 {
+			all = append(all, lease{p.streamID, p.ids})
+		}
+	}
+	s.dmu.Unlock()
+	for _, l := range all {
+		s.st.Lease(ctx, s.id, l.stream, l.ids, s.lease)
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -184,3 +185,16 @@ func (m *Memory) Replay(context.Context, string, string, int) ([]eventstore.Even
 
 // Requests is not needed in one process.
 func (m *Memory) Requests(context.Context, string, string) int { return 1 }
+
+// Lease does nothing: in one process a call ends with its process.
+func (m *Memory) Lease(context.Context, string, string, []json.RawMessage, time.Duration) error {
+	return nil
+}
+
+// Leased reports every stream held.
+func (m *Memory) Leased(context.Context, string, string) (bool, []json.RawMessage, error) {
+	return true, nil, nil
+}
+
+// Claim is not needed in one process.
+func (m *Memory) Claim(context.Context, string, time.Duration) (bool, error) { return true, nil }

@@ -11,6 +11,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -84,6 +85,13 @@ type Store interface {
 	// Requests is how many responses a POST stream carries (1 if unknown):
 	// a replica following it knows when it is finished.
 	Requests(ctx context.Context, sessionID, streamID string) int
+	// Lease records, for ttl, that this process runs the calls ids of a POST
+	// stream; it renews it while they run. Leased reports whether the lease
+	// is held, and the ids last recorded, after it lapsed too.
+	Lease(ctx context.Context, sessionID, streamID string, ids []json.RawMessage, ttl time.Duration) error
+	Leased(ctx context.Context, sessionID, streamID string) (held bool, ids []json.RawMessage, err error)
+	// Claim reports true to the first caller for name within ttl.
+	Claim(ctx context.Context, name string, ttl time.Duration) (bool, error)
 
 	Close() error
 }
