@@ -132,6 +132,8 @@ var entries = []Entry{
 		Summary: "A POST stream cut on replica A is resumed on replica B with Last-Event-ID: every missed notification, then the response, exactly once."},
 	{ID: "REPLICA-EXPIRE-ONCE", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyGraceTimings}, Idle: true,
 		Summary: "Expiry is decided once for all replicas: a session kept active through one replica lives on every other; once silent it is gone from all."},
+	{ID: "REPLICA-LOSS", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying}, Restarts: true, Exclusive: true,
+		Summary: "Replica A (--server-cmd) killed with SIGKILL mid-call: the session goes on on replica B, and the call's stream resumed there is answered (a result, or an error naming its resume path in data.resume)."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client persistence",

@@ -113,6 +113,17 @@ func (p *processTarget) Close() {
 	_ = syscall.Kill(pgid, syscall.SIGKILL) // children that ignored SIGTERM
 }
 
+// Kill is F-KILL: SIGKILL to the process group, nothing else; Restart
+// starts it again.
+func (p *processTarget) Kill(context.Context) error {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return fmt.Errorf("--server-cmd: no process to kill")
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.exited
+	return nil
+}
+
 // Restart is F-RESTART: stop the process and start it again on the same port.
 func (p *processTarget) Restart(ctx context.Context) error {
 	p.Close()

@@ -125,6 +125,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs}
 	if managed != nil {
 		tc.Restart = managed.Restart
+		if k, ok := managed.(interface{ Kill(context.Context) error }); ok {
+			tc.Kill = k.Kill
+		}
 	}
 	if !o.NoProxy {
 		tc.Faults = faults.NewServer()

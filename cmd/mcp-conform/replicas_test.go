@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -36,25 +37,26 @@ func TestServerCatchesReplicaFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	exe := buildCLI(t)
 	for _, f := range fixtures.ReplicaFixtures() {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			rs := redistest.Start(t)
-			var urls []string
-			for range 2 {
-				ln, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := f.Start(fixtures.Config(), rs.URL(0), ln)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(r.Close)
-				urls = append(urls, r.URL())
+			// Replica B in-process; replica A a process of its own, which
+			// REPLICA-LOSS kills.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
 			}
+			b, err := f.Start(fixtures.Config(), rs.URL(0), ln)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(b.Close)
 			js := filepath.Join(t.TempDir(), "r.json")
-			out, errOut, code := runSelf(t, suiteTimeout, "server", "--url", urls[0], "--replica-url", urls[1],
+			out, errOut, code := runSelf(t, suiteTimeout, "server",
+				"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} --store %s %s", exe, rs.URL(0), f.Name),
+				"--url", "http://127.0.0.1:{port}/mcp", "--replica-url", b.URL(),
 				"--target-config", profile, "--focus", "^REPLICA-", "--json", js, "--strict", "--suggest-profile", "")
 			want := exitOK
 			if len(f.Breaks) > 0 {

@@ -2,6 +2,7 @@ package serverchecks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -50,6 +51,13 @@ func replicaName(i int) string { return string(rune('A' + i)) }
 // replicaNeed is what REPLICA-EXPIRE-ONCE needs: an active spell as long as
 // a silent session's life, then that life again.
 func replicaNeed(c *target.Config) time.Duration { return 2*expiry(c) + graceSlack }
+
+// lossNeed is what REPLICA-LOSS needs: the call's run, then the time a
+// replica may take to notice that another died (five reaper intervals, at
+// least 2 s, as the reference's call leases).
+func lossNeed(c *target.Config) time.Duration {
+	return notifyNeed(c) + max(5*c.Timings.ReaperInterval.D(), 2*time.Second)
+}
 
 // replicaChecks are the checks of a replicated deployment.
 func replicaChecks() []def {
@@ -170,6 +178,41 @@ func replicaChecks() []def {
 				e.Expect(err).NotTo(HaveOccurred())
 				e.Expect(resp.Status).To(Equal(http.StatusNotFound),
 					"tools/list on replica %s of a session silent past its grace period: a replica still serves an expired session", replicaName(i))
+			}
+		}},
+
+		{id: "REPLICA-LOSS", need: lossNeed, body: func(ctx context.Context, e *env) {
+			cs := e.replicas()
+			if e.target.Kill == nil {
+				e.Skip("needs replica A started by --server-cmd, so that it can be killed")
+			}
+			sid := e.connect(ctx, cs[0])
+			k := e.startNotifying(ctx, cs[0], sid, "replica-loss")
+			k.post.name = "the POST stream on replica A"
+			e.awaitPostNotes(ctx, k, 1)
+			e.needIDs(k.post)
+			e.Logf("!! F-KILL: replica A killed with SIGKILL in the middle of the call")
+			e.Expect(e.target.Kill(ctx)).To(Succeed(), "kill replica A")
+			e.Cleanup(func(ctx context.Context) {
+				if err := e.target.Restart(ctx); err != nil {
+					e.Logf("restarting replica A: %v", err)
+				}
+			})
+			resp, err := cs[1].Call(ctx, sid, "tools/list", nil)
+			e.Expect(err).NotTo(HaveOccurred())
+			e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list on replica B after replica A was killed: %s", resp.Body)
+			s, err := e.get(ctx, cs[1], sid, k.post.LastID())
+			e.Expect(err).NotTo(HaveOccurred(), "GET with Last-Event-ID %q on replica B after replica A was killed", k.post.LastID())
+			resumed := e.collect("the POST stream resumed on replica B", s)
+			m := e.awaitResponse(ctx, k, resumed)
+			if m.Error != nil {
+				var data struct {
+					Resume *struct{ Method, Via string } `json:"resume"`
+				}
+				_ = json.Unmarshal(m.Error.Data, &data)
+				e.Expect(data.Resume != nil && data.Resume.Method != "" && data.Resume.Via != "").To(BeTrue(),
+					"the call lost with replica A was answered with an error that names no resume path (data.resume {method, via}): %s", m.Error.Message)
+				e.Logf("the lost call was answered with %d %q, resume with %s via %s", m.Error.Code, m.Error.Message, data.Resume.Method, data.Resume.Via)
 			}
 		}},
 	}

@@ -20,6 +20,9 @@ type Target struct {
 	Faults *faults.Server
 	// Restart restarts the target (F-RESTART); nil when it cannot.
 	Restart func(ctx context.Context) error
+	// Kill kills the target's process with SIGKILL (F-KILL), without
+	// starting it again (Restart does); nil unless --server-cmd started it.
+	Kill func(ctx context.Context) error
 	// Replicas are the MCP endpoints of the target's other replicas
 	// (--replica-url); the replica checks alternate requests between URL
 	// and these, each behind its own fault proxy.
