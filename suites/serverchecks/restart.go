@@ -12,6 +12,9 @@ import (
 func restartChecks() []def {
 	return []def{
 		{id: "RESTART-404", body: func(ctx context.Context, e *env) {
+			if len(e.target.Replicas) > 0 {
+				e.Skip("not applicable to a replicated deployment (--replica-url): its sessions are meant to outlive one replica's restart (REPLICA-LOSS grades that)")
+			}
 			sid := e.connect(ctx, e.C)
 			e.Logf("!! F-RESTART: restarting the target")
 			e.Expect(e.target.Restart(ctx)).To(Succeed(), "restart the target")
