@@ -211,13 +211,8 @@ const primingVersion = "2025-11-25"
 // numbers replayed events by counting only non-empty ones, so a stored
 // priming event inside its replay would shift every id after it.
 func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *session, gen *generation, last string, index int) {
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	sw := &streamWriter{ResponseWriter: w, onEvent: sess.markDelivered}
-	defer sw.finish()
-	cur, old := sess.attachGET(cancel, sw)
-	defer sess.detachGET(cur)
-	s.takeOver(sess, old)
+	ctx, cancel, sw, done := s.openStandalone(w, r, sess)
+	defer done()
 	// Held notifications are the standalone stream's now, and part of the
 	// backlog read next (see deliver).
 	fresh := last == ""
@@ -261,6 +256,20 @@ func (s *Server) prime(w http.ResponseWriter, r *http.Request, sess *session, sw
 	}
 	sw.open(primingID, p.Backlog)
 	return p, true
+}
+
+// openStandalone registers a new standalone GET of sess, its writer sw and
+// cancel, after ending the one it replaces; done deregisters it.
+func (s *Server) openStandalone(w http.ResponseWriter, r *http.Request, sess *session) (ctx context.Context, cancel context.CancelFunc, sw *streamWriter, done func()) {
+	ctx, cancel = context.WithCancel(r.Context())
+	sw = &streamWriter{ResponseWriter: w, onEvent: sess.markDelivered}
+	cur, old := sess.attachGET(cancel, sw)
+	s.takeOver(sess, old)
+	return ctx, cancel, sw, func() {
+		sess.detachGET(cur)
+		sw.finish()
+		cancel()
+	}
 }
 
 // takeOver ends old, the GET stream a new one replaces, and waits (bounded)

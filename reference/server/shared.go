@@ -204,13 +204,8 @@ func (s *Server) watchGone(ctx context.Context) {
 // event, the backlog after the resume point, then every event appended on
 // any replica. Subscribing before priming makes each event arrive once.
 func (s *Server) followStandalone(w http.ResponseWriter, r *http.Request, sess *session, last string, index int) {
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	sw := &streamWriter{ResponseWriter: w, onEvent: sess.markDelivered}
-	defer sw.finish()
-	cur, old := sess.attachGET(cancel, sw)
-	defer sess.detachGET(cur)
-	s.takeOver(sess, old)
+	ctx, cancel, sw, done := s.openStandalone(w, r, sess)
+	defer done()
 	s.store.Listen(ctx, sess.id, 1)
 	defer func() {
 		bg := context.Background()

@@ -68,9 +68,9 @@ func (m *Memory) get(id string) *memSession {
 }
 
 func (m *Memory) Load(_ context.Context, id string) (Session, bool, error) {
-	if ms := m.get(id); ms != nil {
-		m.mu.RLock()
-		defer m.mu.RUnlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if ms := m.sessions[id]; ms != nil {
 		return ms.rec, true, nil
 	}
 	return Session{}, false, nil
