@@ -39,8 +39,9 @@ func TestServerCatchesReplicaFixtures(t *testing.T) {
 	}
 	exe := buildCLI(t)
 	for _, f := range fixtures.ReplicaFixtures() {
+		// One at a time: they run beside TestServerCatchesFixtures, whose
+		// fixtures' timings a busier machine would blur.
 		t.Run(f.Name, func(t *testing.T) {
-			t.Parallel()
 			rs := redistest.Start(t)
 			// Replica B in-process; replica A a process of its own, which
 			// REPLICA-LOSS kills.
