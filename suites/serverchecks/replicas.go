@@ -45,6 +45,16 @@ func (e *env) replicas() []*wire.Client {
 	return out
 }
 
+// expectServes expects every replica after A to serve sid, a session
+// initialized on A: what every replica check builds on.
+func (e *env) expectServes(ctx context.Context, cs []*wire.Client, sid string) {
+	for i, c := range cs[1:] {
+		resp, err := c.Call(ctx, sid, "tools/list", nil)
+		e.Expect(err).NotTo(HaveOccurred())
+		e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list on replica %s of a session initialized on replica A: %s", replicaName(i+1), resp.Body)
+	}
+}
+
 // replicaName names replica i (0: the --url one) in messages.
 func replicaName(i int) string { return string(rune('A' + i)) }
 
@@ -95,6 +105,7 @@ func replicaChecks() []def {
 		{id: "REPLICA-NOTIFY-ROUTED", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			cs := e.replicas()
 			sid := e.connect(ctx, cs[0])
+			e.expectServes(ctx, cs, sid)
 			get := e.openGET(ctx, cs[1], sid, "")
 			get.name = "the GET stream on replica B"
 			k := e.startNotifying(ctx, cs[0], sid, "routed")
@@ -125,6 +136,7 @@ func replicaChecks() []def {
 		{id: "REPLICA-RESUME", need: func(c *target.Config) time.Duration { return notifyNeed(c) }, body: func(ctx context.Context, e *env) {
 			cs := e.replicas()
 			sid := e.connect(ctx, cs[0])
+			e.expectServes(ctx, cs, sid)
 			e.cutAfter(3)
 			k := e.startNotifying(ctx, cs[0], sid, "replica-resume")
 			k.post.name = "the POST stream on replica A"
@@ -154,11 +166,7 @@ func replicaChecks() []def {
 			sid, err := cs[0].Connect(ctx)
 			e.Expect(err).NotTo(HaveOccurred(), "initialize handshake on replica A")
 			e.Cleanup(func(ctx context.Context) { _, _ = cs[0].Delete(ctx, sid) })
-			for i, c := range cs[1:] {
-				resp, err := c.Call(ctx, sid, "tools/list", nil)
-				e.Expect(err).NotTo(HaveOccurred())
-				e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list on replica %s of a session initialized on replica A", replicaName(i+1))
-			}
+			e.expectServes(ctx, cs, sid)
 			every := max(e.Config.Timings.IdleThreshold.D()/3, 50*time.Millisecond)
 			e.Logf("for %v: tools/list on replica A only, every %v", expiry(e.Config), every)
 			for end := time.Now().Add(expiry(e.Config)); time.Now().Before(end); {
@@ -187,6 +195,7 @@ func replicaChecks() []def {
 				e.Skip("needs replica A started by --server-cmd, so that it can be killed")
 			}
 			sid := e.connect(ctx, cs[0])
+			e.expectServes(ctx, cs, sid)
 			k := e.startNotifying(ctx, cs[0], sid, "replica-loss")
 			k.post.name = "the POST stream on replica A"
 			e.awaitPostNotes(ctx, k, 1)
