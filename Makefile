@@ -55,6 +55,7 @@ conform-thirdparty: build
 	fixtures/thirdparty/ts-sdk/install.sh
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer fixtures/thirdparty/run.sh $(BIN)
+	fixtures/thirdparty/replicas.sh $(BIN)
 	fixtures/thirdparty/clients/run.sh $(BIN)
 
 # Refresh storms (mcp-conform storm): the reference server, the stock Go

@@ -124,8 +124,8 @@ var entries = []Entry{
 		Summary: "The 404 for a stale id carries a new Mcp-Session-Id of an initialized session that works at once."},
 
 	// Server: replicas (a replicated deployment, --replica-url; requests alternate across replicas).
-	{ID: "REPLICA-SESSION-SHARED", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyStateful},
-		Summary: "A session initialized on one replica is served by every other, with its state (tools.stateful)."},
+	{ID: "REPLICA-SESSION-SHARED", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale",
+		Summary: "A session initialized on one replica is served by every other, with its state (tools.stateful, if declared)."},
 	{ID: "REPLICA-NOTIFY-ROUTED", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying},
 		Summary: "A standalone GET held on replica B receives the notifications of a call running on replica A after the call's stream is cut."},
 	{ID: "REPLICA-RESUME", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying}, ResumeRequired: true,
