@@ -120,6 +120,9 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		s.reinitialize(dw, r, sess)
 		return
 	}
+	if s.serveTask(dw, r, sess, body) {
+		return
+	}
 	useNegotiatedVersion(r, gen)
 	if calls == 0 {
 		gen.handler.ServeHTTP(dw, r)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
+	"github.com/mcp-conform/mcp-conform/reference/tasks"
 )
 
 // Server is the reference server: an http.Handler over a session table.
@@ -23,6 +24,7 @@ type Server struct {
 	sdkLog  *slog.Logger // the go-sdk's own chatter, one level down
 	events  *eventstore.Store
 	jobs    *jobs.Store
+	tasks   *tasks.Store
 	schemas *mcp.SchemaCache
 	serving atomic.Int64 // requests between bind and release
 
@@ -69,6 +71,12 @@ func New(cfg Config) (*Server, error) {
 			MaxRetainedPerOwner: cfg.MaxRetainedJobsPerClient,
 			Clock:               cfg.Clock,
 		}),
+		tasks: tasks.New(tasks.Options{
+			DefaultTTL:   cfg.TaskTTL,
+			MaxTTL:       cfg.TaskMaxTTL,
+			PollInterval: cfg.TaskPollInterval,
+			Clock:        cfg.Clock,
+		}),
 	}
 	return s, nil
 }
@@ -79,6 +87,7 @@ func (s *Server) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.events.Run(ctx) })
 	wg.Go(func() { s.jobs.Run(ctx) })
+	wg.Go(func() { s.tasks.Run(ctx) })
 	s.runReaper(ctx)
 	wg.Wait()
 	s.Close()
@@ -100,6 +109,7 @@ func (s *Server) Close() {
 	}
 	wg.Wait()
 	s.jobs.Close()
+	s.tasks.Close()
 }
 
 // HTTPServer returns an http.Server for h (the server, or a handler in
@@ -206,3 +216,6 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 	s.log.Info("session "+reason, "session", sess.id)
 	return true
 }
+
+// TaskCount reports how many tasks the task store holds.
+func (s *Server) TaskCount() int { return s.tasks.Len() }
