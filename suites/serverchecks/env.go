@@ -50,6 +50,7 @@ func Checks(tc *Target) []kit.Check {
 	for _, section := range [][]def{
 		sessionChecks(), streamChecks(), jsonrpcChecks(), graceChecks(), recreateChecks(),
 		streamResilienceChecks(), replayChecks(), envelopeChecks(), robustnessChecks(), restartChecks(),
+		taskChecks(),
 	} {
 		defs = append(defs, section...)
 	}
