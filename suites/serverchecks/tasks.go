@@ -224,9 +224,11 @@ func taskChecks() []def {
 
 		{id: "TASK-UNKNOWN-ID", need: taskNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
-			unknown := rand.Text()
-			for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
-				e.expectRefused(e.taskRPC(ctx, e.C, sid, method, unknown, promptBound), method+" of unknown task id "+unknown)
+			// One id shaped like many servers' own, one like none.
+			for _, unknown := range []string{rand.Text(), "unknown-task-" + rand.Text()} {
+				for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+					e.expectRefused(e.taskRPC(ctx, e.C, sid, method, unknown, promptBound), method+" of unknown task id "+unknown)
+				}
 			}
 		}},
 
@@ -259,6 +261,7 @@ func taskChecks() []def {
 				poll = taskRun(e.Config) / 4
 			}
 			// Poll as a client does, never asking for the result early.
+			e.Pause(poll)
 			e.Eventually(func() string {
 				return e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get while polling").Status
 			}).WithPolling(poll).Should(Equal("completed"), "task %s to complete", tk.TaskID)
