@@ -275,6 +275,12 @@ func taskChecks() []def {
 			} else {
 				e.Logf("the reported ttl %v had nearly elapsed when the task completed", keep)
 			}
+			// The task outlives the session: a client whose session ended
+			// meanwhile asks from a new one.
+			if resp, err := e.C.Call(ctx, sid, "ping", nil); err == nil && resp.Status == http.StatusNotFound {
+				e.Logf("the session is gone (404): asking for the result from a new session")
+				sid = e.connect(ctx, e.C)
+			}
 			e.taskResult(ctx, e.C, sid, tk.TaskID)
 		}},
 
