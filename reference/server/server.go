@@ -25,6 +25,7 @@ type Server struct {
 	events  *eventstore.Store
 	jobs    *jobs.Store
 	tasks   *tasks.Store
+	modern  *modern // the sessionless revision
 	schemas *mcp.SchemaCache
 	serving atomic.Int64 // requests between bind and release
 
@@ -78,6 +79,7 @@ func New(cfg Config) (*Server, error) {
 			Clock:        cfg.Clock,
 		}),
 	}
+	s.modern = s.newModern()
 	return s, nil
 }
 

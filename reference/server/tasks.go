@@ -168,16 +168,28 @@ func (s *Server) createTask(params json.RawMessage, owner, sessionID string) (js
 	if !slices.Contains(tools.TaskTools, p.Name) {
 		return nil, &tasks.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("tool %q does not support tasks (execution.taskSupport is forbidden)", p.Name)}
 	}
-	work, err := tools.TaskWork(tools.TaskDeps{Jobs: s.jobs, Clock: s.cfg.Clock, Owner: jobs.Owner{Principal: owner, Session: sessionID}}, p.Name, p.Arguments)
+	snap, rerr := s.startTask(jobs.Owner{Principal: owner, Session: sessionID}, p.Name, p.Arguments, p.Task.TTL)
+	if rerr != nil {
+		return nil, rerr
+	}
+	b, _ := json.Marshal(map[string]any{"task": snap.Wire()})
+	return b, nil
+}
+
+// startTask validates a task tool's arguments and creates its task for
+// owner.Principal; ttlMs nil means the default. The task is in the store
+// when it returns, before any answer is written (durable creation).
+func (s *Server) startTask(owner jobs.Owner, name string, args json.RawMessage, ttlMs *int64) (tasks.Snapshot, *tasks.Error) {
+	work, err := tools.TaskWork(tools.TaskDeps{Jobs: s.jobs, Clock: s.cfg.Clock, Owner: owner}, name, args)
 	if err != nil {
-		return nil, invalidParams("%v", err)
+		return tasks.Snapshot{}, invalidParams("%v", err)
 	}
 	var ttl *time.Duration
-	if p.Task.TTL != nil {
-		d := time.Duration(*p.Task.TTL) * time.Millisecond
+	if ttlMs != nil {
+		d := time.Duration(*ttlMs) * time.Millisecond
 		ttl = &d
 	}
-	snap, err := s.tasks.Create(owner, ttl, func(ctx context.Context) tasks.Outcome {
+	snap, err := s.tasks.Create(owner.Principal, ttl, func(ctx context.Context) tasks.Outcome {
 		res := work(ctx)
 		b, err := json.Marshal(res)
 		if err != nil {
@@ -186,11 +198,10 @@ func (s *Server) createTask(params json.RawMessage, owner, sessionID string) (js
 		return tasks.Outcome{Result: b, IsError: res.IsError}
 	})
 	if err != nil {
-		return nil, taskError(err)
+		return tasks.Snapshot{}, taskError(err)
 	}
-	s.log.Info("task created", "task", snap.ID, "tool", p.Name, "principal", owner)
-	b, _ := json.Marshal(map[string]any{"task": snap.Wire()})
-	return b, nil
+	s.log.Info("task created", "task", snap.ID, "tool", name, "principal", owner.Principal)
+	return snap, nil
 }
 
 // taskSupport is a tool's execution member in tools/list.
