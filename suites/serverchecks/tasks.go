@@ -22,6 +22,9 @@ const relatedTaskMeta = "io.modelcontextprotocol/related-task"
 // codeInvalidParams is what every refusal about a task id must be.
 const codeInvalidParams = -32602
 
+// minPoll is the shortest interval at which a check polls a task.
+const minPoll = 50 * time.Millisecond
+
 // taskSlack is added to the task tool's run for the waits of a task check.
 const taskSlack = 2 * time.Second
 
@@ -38,12 +41,63 @@ func taskRun(c *target.Config) time.Duration {
 func taskNeed(c *target.Config) time.Duration { return 2*taskRun(c) + taskSlack }
 
 // taskState is a task as tasks/get, tasks/cancel and CreateTaskResult
-// carry it (2025-11-25).
+// carry it: in 2025-11-25, or flat with the outcome inline in the
+// io.modelcontextprotocol/tasks extension (2026-07-28).
 type taskState struct {
-	TaskID       string   `json:"taskId"`
-	Status       string   `json:"status"`
-	TTL          *float64 `json:"ttl"`
-	PollInterval float64  `json:"pollInterval"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	TTL            *float64        `json:"ttl"`
+	TTLMs          *float64        `json:"ttlMs"`
+	PollInterval   float64         `json:"pollInterval"`
+	PollIntervalMs float64         `json:"pollIntervalMs"`
+	ResultType     string          `json:"resultType"`
+	Result         json.RawMessage `json:"result"`
+	Error          *wire.RPCError  `json:"error"`
+}
+
+// ttl is the reported ttl; nil when unlimited or not reported.
+func (t taskState) ttl() *time.Duration {
+	ms := t.TTL
+	if ms == nil {
+		ms = t.TTLMs
+	}
+	if ms == nil {
+		return nil
+	}
+	d := time.Duration(*ms) * time.Millisecond
+	return &d
+}
+
+// poll is the suggested poll interval, 0 if none.
+func (t taskState) poll() time.Duration {
+	return time.Duration(max(t.PollInterval, t.PollIntervalMs)) * time.Millisecond
+}
+
+// modernVersion is the first revision whose tasks are the extension's.
+const modernVersion = "2026-07-28"
+
+// modern reports a target checked in the sessionless revision.
+func (e *env) modern() bool { return e.target.ProtocolVersion >= modernVersion }
+
+// taskSession returns the session task requests go on: a new one, or ""
+// in the sessionless revision.
+func (e *env) taskSession(ctx context.Context, c *wire.Client) string {
+	if e.modern() {
+		return ""
+	}
+	if e.target.Sessionless != "" {
+		e.Skip("not applicable: " + e.target.Sessionless)
+	}
+	return e.connect(ctx, c)
+}
+
+// send sends one request as the revision has it: on session sid, or
+// sessionless, declaring the tasks extension.
+func (e *env) taskCall(ctx context.Context, c *wire.Client, sid, method string, params map[string]any) (*wire.Response, error) {
+	if e.modern() {
+		return c.CallModern(ctx, method, params, wire.DeclaringTasks())
+	}
+	return c.Call(ctx, sid, method, params)
 }
 
 func (t taskState) terminal() bool {
@@ -56,7 +110,9 @@ func (e *env) createTask(ctx context.Context, c *wire.Client, sid string, ttl ti
 	tool := e.Config.Tools.Task
 	p := wire.ToolParams(tool.Name, tool.Arguments, "")
 	task := map[string]any{}
-	if ttl > 0 {
+	if ttl > 0 && e.modern() {
+		task["ttlMs"] = ttl.Milliseconds()
+	} else if ttl > 0 {
 		task["ttl"] = ttl.Milliseconds()
 	}
 	p["task"] = task
@@ -67,6 +123,12 @@ func (e *env) createTask(ctx context.Context, c *wire.Client, sid string, ttl ti
 	var res struct {
 		Task *taskState `json:"task"`
 	}
+	if e.modern() {
+		var flat taskState
+		e.Expect(json.Unmarshal(m.Result, &flat)).To(Succeed(), "CreateTaskResult")
+		e.Expect(flat.ResultType).To(Equal("task"), "tools/call declaring %s answered %s, not a CreateTaskResult {resultType: task}", wire.TasksExtension, m.Result)
+		res.Task = &flat
+	}
 	e.Expect(json.Unmarshal(m.Result, &res)).To(Succeed(), "CreateTaskResult")
 	e.Expect(res.Task).NotTo(BeNil(), "tools/call with params.task answered %s, not a CreateTaskResult {task}", m.Result)
 	e.Expect(res.Task.TaskID).NotTo(BeEmpty(), "CreateTaskResult without task.taskId")
@@ -76,8 +138,8 @@ func (e *env) createTask(ctx context.Context, c *wire.Client, sid string, ttl ti
 
 // rpc sends one request and returns its answer, failing the check on a
 // transport error, an HTTP error status or an answer without a response.
-func (e *env) rpc(ctx context.Context, c *wire.Client, sid, method string, params any) wire.Message {
-	resp, err := c.Call(ctx, sid, method, params)
+func (e *env) rpc(ctx context.Context, c *wire.Client, sid, method string, params map[string]any) wire.Message {
+	resp, err := e.taskCall(ctx, c, sid, method, params)
 	e.Expect(err).NotTo(HaveOccurred(), "%s", method)
 	e.Expect(resp.Status).To(Equal(http.StatusOK), "%s: HTTP status (body %q)", method, resp.Body)
 	m, err := resp.Result()
@@ -89,7 +151,7 @@ func (e *env) rpc(ctx context.Context, c *wire.Client, sid, method string, param
 func (e *env) taskRPC(ctx context.Context, c *wire.Client, sid, method, id string, d time.Duration) wire.Message {
 	bctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	resp, err := c.Call(bctx, sid, method, map[string]any{"taskId": id})
+	resp, err := e.taskCall(bctx, c, sid, method, map[string]any{"taskId": id})
 	if err != nil && errors.Is(bctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		e.Failf("%s of task %s: no answer within %v", method, id, d)
 	}
@@ -116,8 +178,20 @@ func (e *env) expectRefused(m wire.Message, what string) {
 }
 
 // taskResult waits on tasks/result (bounded by the task's run and slack)
-// and expects a result, not an error, tied to the task by its _meta.
+// and expects a result, not an error, tied to the task by its _meta. In
+// the extension tasks/get carries the result: it polls until completed.
 func (e *env) taskResult(ctx context.Context, c *wire.Client, sid, id string) map[string]any {
+	if e.modern() {
+		var t taskState
+		e.Eventually(func() bool {
+			t = e.taskOf(e.taskRPC(ctx, c, sid, "tasks/get", id, promptBound), "tasks/get")
+			return t.terminal()
+		}).WithPolling(max(taskRun(e.Config)/10, minPoll)).Should(BeTrue(), "task %s to finish", id)
+		e.Expect(t.Status).To(Equal("completed"), "task %s (error %v)", id, t.Error)
+		var res map[string]any
+		e.Expect(json.Unmarshal(t.Result, &res)).To(Succeed(), "the completed task's inline result %s", t.Result)
+		return res
+	}
 	m := e.taskRPC(ctx, c, sid, "tasks/result", id, taskNeed(e.Config))
 	e.Expect(m.Error).To(BeNil(), "tasks/result of task %s answered an error", id)
 	var res map[string]any
@@ -128,11 +202,19 @@ func (e *env) taskResult(ctx context.Context, c *wire.Client, sid, id string) ma
 	return res
 }
 
+// taskMethods are the requests about one task a requestor may send.
+func (e *env) taskMethods() []string {
+	if e.modern() {
+		return []string{"tasks/get", "tasks/cancel"}
+	}
+	return []string{"tasks/get", "tasks/result", "tasks/cancel"}
+}
+
 // taskChecks are the tasks checks (2025-11-25 tasks utility).
 func taskChecks() []def {
 	return []def{
 		{id: "TASK-CREATE-FAST", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
+			sid := e.taskSession(ctx, e.C)
 			run := taskRun(e.Config)
 			tk, took := e.createTask(ctx, e.C, sid, 0)
 			e.Expect(took).To(BeNumerically("<", run/2), "CreateTaskResult took %v; the task runs about %v, so the answer waited on the work", took, run)
@@ -140,9 +222,14 @@ func taskChecks() []def {
 		}},
 
 		{id: "TASK-DURABLE-CREATE", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
+			sid := e.taskSession(ctx, e.C)
 			other := e.ownClient() // its own connection, ready before the task exists
-			e.expectWorks(ctx, other, sid)
+			if e.modern() {
+				_, err := other.CallModern(ctx, "server/discover", nil, nil)
+				e.Expect(err).NotTo(HaveOccurred(), "server/discover")
+			} else {
+				e.expectWorks(ctx, other, sid)
+			}
 			tk, _ := e.createTask(ctx, e.C, sid, 0)
 			got := e.taskOf(e.taskRPC(ctx, other, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get on another connection right after the CreateTaskResult")
 			e.Expect(got.TaskID).To(Equal(tk.TaskID))
@@ -151,13 +238,15 @@ func taskChecks() []def {
 
 		{id: "TASK-SURVIVES-CUT", need: taskNeed, body: func(ctx context.Context, e *env) {
 			e.needProxy()
-			sid := e.connect(ctx, e.C)
+			sid := e.taskSession(ctx, e.C)
 			tk, _ := e.createTask(ctx, e.C, sid, 0)
 			var wg sync.WaitGroup
 			defer wg.Wait()
 			wctx, stop := context.WithCancel(ctx)
 			defer stop()
-			wg.Go(func() { _, _ = e.C.Call(wctx, sid, "tasks/result", map[string]any{"taskId": tk.TaskID}) })
+			if !e.modern() { // the extension has no waiting request: the cut hits the client's connections
+				wg.Go(func() { _, _ = e.C.Call(wctx, sid, "tasks/result", map[string]any{"taskId": tk.TaskID}) })
+			}
 			e.Pause(taskRun(e.Config) / 3) // tasks/result is waiting
 			e.refresh()
 			stop()
@@ -170,7 +259,7 @@ func taskChecks() []def {
 		}},
 
 		{id: "TASK-RESULT-REPEATABLE", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
+			sid := e.taskSession(ctx, e.C)
 			tk, _ := e.createTask(ctx, e.C, sid, 0)
 			first := e.taskResult(ctx, e.C, sid, tk.TaskID)
 			second := e.taskResult(ctx, e.C, sid, tk.TaskID)
@@ -178,15 +267,25 @@ func taskChecks() []def {
 			e.tr.CloseIdleConnections() // a reconnect: the next request opens a new connection
 			third := e.taskResult(ctx, e.ownClient(), sid, tk.TaskID)
 			e.Expect(reflect.DeepEqual(first, third)).To(BeTrue(), "tasks/result after a reconnect differs from the first:\n%v\n%v", third, first)
+			if e.modern() {
+				for _, method := range []string{"tasks/result", "tasks/list"} {
+					resp, err := e.taskCall(ctx, e.C, sid, method, map[string]any{"taskId": tk.TaskID})
+					e.Expect(err).NotTo(HaveOccurred(), "%s", method)
+					m, err := resp.Result()
+					e.Expect(err).NotTo(HaveOccurred(), "%s: HTTP %d", method, resp.Status)
+					e.Expect(m.Error).NotTo(BeNil(), "%s answered %s; the extension has none (-32601): tasks/get carries the result", method, m.Result)
+					e.Expect(m.Error.Code).To(Equal(-32601), "%s: %s", method, m.Error.Message)
+				}
+			}
 		}},
 
 		{id: "TASK-SURVIVES-REFRESH", need: taskNeed, body: func(ctx context.Context, e *env) {
 			e.needProxy()
-			old := e.connect(ctx, e.C)
+			old := e.taskSession(ctx, e.C)
 			tk, _ := e.createTask(ctx, e.C, old, 0)
 			e.Pause(taskRun(e.Config) / 4) // the refresh comes while the task works
 			e.refresh()
-			sid := e.connect(ctx, e.C) // the reloaded page initializes again, same login
+			sid := e.taskSession(ctx, e.C) // the reloaded page initializes again, same login
 			m := e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound)
 			if m.Error != nil && m.Error.Code == codeInvalidParams {
 				if o := e.taskRPC(ctx, e.C, old, "tasks/get", tk.TaskID, promptBound); o.Error == nil {
@@ -199,12 +298,16 @@ func taskChecks() []def {
 		}},
 
 		{id: "TASK-PRINCIPAL-BOUND", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
+			sid := e.taskSession(ctx, e.C)
 			tk, _ := e.createTask(ctx, e.C, sid, 0)
 			other := e.as(1)
-			osid := e.connect(ctx, other)
-			for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+			osid := e.taskSession(ctx, other)
+			for _, method := range e.taskMethods() {
 				e.expectRefused(e.taskRPC(ctx, other, osid, method, tk.TaskID, promptBound), method+" by "+e.principal(1)+" of "+e.principal(0)+"'s task")
+			}
+			if e.modern() {
+				e.taskResult(ctx, e.C, sid, tk.TaskID)
+				return
 			}
 			lm := e.rpc(ctx, other, osid, "tasks/list", map[string]any{})
 			if lm.Error == nil {
@@ -223,40 +326,50 @@ func taskChecks() []def {
 		}},
 
 		{id: "TASK-UNKNOWN-ID", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
+			sid := e.taskSession(ctx, e.C)
 			// One id shaped like many servers' own, one like none.
 			for _, unknown := range []string{rand.Text(), "unknown-task-" + rand.Text()} {
-				for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+				for _, method := range e.taskMethods() {
 					e.expectRefused(e.taskRPC(ctx, e.C, sid, method, unknown, promptBound), method+" of unknown task id "+unknown)
 				}
 			}
 		}},
 
 		{id: "TASK-CANCEL-TERMINAL", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
+			sid := e.taskSession(ctx, e.C)
 			done, _ := e.createTask(ctx, e.C, sid, 0)
 			e.taskResult(ctx, e.C, sid, done.TaskID)
-			e.expectRefused(e.taskRPC(ctx, e.C, sid, "tasks/cancel", done.TaskID, promptBound), "tasks/cancel of completed task "+done.TaskID)
+			if m := e.taskRPC(ctx, e.C, sid, "tasks/cancel", done.TaskID, promptBound); e.modern() {
+				e.Expect(m.Error).To(BeNil(), "tasks/cancel of completed task %s: the extension's cancel is idempotent, an acknowledgement", done.TaskID)
+			} else {
+				e.expectRefused(m, "tasks/cancel of completed task "+done.TaskID)
+			}
 			got := e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", done.TaskID, promptBound), "tasks/get after the refused cancel")
 			e.Expect(got.Status).To(Equal("completed"), "completed task %s after a tasks/cancel", done.TaskID)
 
 			working, _ := e.createTask(ctx, e.C, sid, 0)
-			got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/cancel", working.TaskID, promptBound), "tasks/cancel of a working task")
-			e.Expect(got.Status).To(Equal("cancelled"), "tasks/cancel answers the task, cancelled")
+			if m := e.taskRPC(ctx, e.C, sid, "tasks/cancel", working.TaskID, promptBound); e.modern() {
+				e.Expect(m.Error).To(BeNil(), "tasks/cancel of a working task")
+				got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", working.TaskID, promptBound), "tasks/get after tasks/cancel")
+				e.Expect(got.Status).To(Equal("cancelled"), "the task after tasks/cancel was acknowledged")
+			} else {
+				got = e.taskOf(m, "tasks/cancel of a working task")
+				e.Expect(got.Status).To(Equal("cancelled"), "tasks/cancel answers the task, cancelled")
+			}
 			e.Pause(taskRun(e.Config)) // past the end the work would have had
 			got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", working.TaskID, promptBound), "tasks/get of the cancelled task")
 			e.Expect(got.Status).To(Equal("cancelled"), "cancelled task %s later", working.TaskID)
 		}},
 
 		{id: "TASK-TTL-KEPT", need: func(c *target.Config) time.Duration { return 2*taskRun(c) + 2*taskSlack }, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
+			sid := e.taskSession(ctx, e.C)
 			asked := taskRun(e.Config) + taskSlack
 			sent := time.Now()
 			tk, _ := e.createTask(ctx, e.C, sid, asked)
-			if tk.TTL == nil {
-				e.Logf("ttl null: the result is kept without limit")
+			if tk.ttl() == nil {
+				e.Logf("no ttl reported: the result is kept without limit")
 			}
-			poll := time.Duration(tk.PollInterval) * time.Millisecond
+			poll := tk.poll()
 			if poll <= 0 {
 				poll = taskRun(e.Config) / 4
 			}
@@ -266,8 +379,8 @@ func taskChecks() []def {
 				return e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get while polling").Status
 			}).WithPolling(poll).Should(Equal("completed"), "task %s to complete", tk.TaskID)
 			keep := asked
-			if tk.TTL != nil {
-				keep = time.Duration(*tk.TTL) * time.Millisecond
+			if t := tk.ttl(); t != nil {
+				keep = *t
 			}
 			late := sent.Add(keep - minQuiet)
 			if wait := time.Until(late); wait > 0 {
@@ -277,7 +390,7 @@ func taskChecks() []def {
 			}
 			// The task outlives the session: a client whose session ended
 			// meanwhile asks from a new one.
-			if resp, err := e.C.Call(ctx, sid, "ping", nil); err == nil && resp.Status == http.StatusNotFound {
+			if resp, err := e.C.Call(ctx, sid, "ping", nil); !e.modern() && err == nil && resp.Status == http.StatusNotFound {
 				e.Logf("the session is gone (404): asking for the result from a new session")
 				sid = e.connect(ctx, e.C)
 			}
@@ -285,12 +398,12 @@ func taskChecks() []def {
 		}},
 
 		{id: "TASK-RESTART", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
+			sid := e.taskSession(ctx, e.C)
 			tk, _ := e.createTask(ctx, e.C, sid, 0)
 			e.Logf("!! F-RESTART: restarting the target")
 			e.Expect(e.target.Restart(ctx)).To(Succeed(), "restart the target")
 			e.tr.CloseIdleConnections()
-			nsid := e.connect(ctx, e.C)
+			nsid := e.taskSession(ctx, e.C)
 			m := e.taskRPC(ctx, e.C, nsid, "tasks/get", tk.TaskID, promptBound)
 			if m.Error != nil {
 				e.expectRefused(m, "tasks/get after the restart of task "+tk.TaskID+" made before")
