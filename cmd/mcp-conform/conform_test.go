@@ -172,14 +172,15 @@ func buildCLI(t *testing.T) string {
 }
 
 // suiteAgainst runs the server suites against fixture f started by exe.
-func suiteAgainst(exe, profile, dir string, f fixtures.Fixture) fixtureRun {
+func suiteAgainst(exe, profile, dir string, f fixtures.Fixture, extra ...string) fixtureRun {
 	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
 	defer cancel()
 	js := filepath.Join(dir, f.Name+".json")
-	cmd := exec.CommandContext(ctx, exe, "server",
+	args := append([]string{"server",
 		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, f.Name),
 		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--json", js, "--strict",
-		"--parallel", strconv.Itoa(fixtureParallel))
+		"--parallel", strconv.Itoa(fixtureParallel)}, extra...)
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.WaitDelay = 10 * time.Second
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -208,11 +209,11 @@ func suiteAgainst(exe, profile, dir string, f fixtures.Fixture) fixtureRun {
 	return r
 }
 
-// wantExit is the exit code of a --strict run against f: 1 when it breaks
-// a check that is then required, 0 when it breaks only MAY checks, which
-// only inform.
-func wantExit(f fixtures.Fixture) int {
-	for _, id := range f.Breaks {
+// wantExit is the exit code of a --strict run against a fixture that
+// breaks the checks breaks: 1 when one is then required, 0 when it breaks
+// only MAY checks, which only inform.
+func wantExit(breaks []string) int {
+	for _, id := range breaks {
 		if catalogue.MustLookup(id).Required(true) {
 			return exitFail
 		}
@@ -220,21 +221,69 @@ func wantExit(f fixtures.Fixture) int {
 	return exitOK
 }
 
+// TestServerCatchesFixturesModern: the sessionless checks (the TASK-*
+// checks' io.modelcontextprotocol/tasks variants) under --protocol-version
+// 2026-07-28 against every fixture: exactly its ModernBreaks do not pass.
+func TestServerCatchesFixturesModern(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the sessionless checks against every fixture")
+	}
+	t.Parallel()
+	exe := buildCLI(t)
+	profile, err := filepath.Abs("../../fixtures/profile.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := fixtures.All()
+	results := map[string]chan fixtureRun{}
+	for _, f := range all {
+		results[f.Name] = make(chan fixtureRun, 1)
+	}
+	jobs := make(chan fixtures.Fixture)
+	dir := t.TempDir()
+	for range fixtureWorkers {
+		go func() {
+			for f := range jobs {
+				results[f.Name] <- suiteAgainst(exe, profile, dir, f, "--protocol-version", "2026-07-28", "--suggest-profile", "")
+			}
+		}()
+	}
+	go func() {
+		for _, f := range all {
+			jobs <- f
+		}
+		close(jobs)
+	}()
+	for _, f := range all {
+		t.Run(f.Name, func(t *testing.T) {
+			checkBreaks(t, f, f.ModernBreaks, <-results[f.Name], true)
+		})
+	}
+}
+
 // checkFixtureRun compares a run's verdicts with what the fixture breaks.
 func checkFixtureRun(t *testing.T, f fixtures.Fixture, r fixtureRun) {
+	t.Helper()
+	checkBreaks(t, f, f.Breaks, r, false)
+}
+
+// checkBreaks compares a run's verdicts with breaks; skips are allowed
+// where the revision leaves checks out.
+func checkBreaks(t *testing.T, f fixtures.Fixture, breaks []string, r fixtureRun, skips bool) {
 	t.Helper()
 	var wrong []string
 	if r.err != nil {
 		wrong = append(wrong, r.err.Error())
 	} else {
-		if want := wantExit(f); r.code != want {
+		if want := wantExit(breaks); r.code != want {
 			wrong = append(wrong, fmt.Sprintf("exit %d, want %d", r.code, want))
 		}
 		for _, c := range r.run.Checks {
-			broken := slices.Contains(f.Breaks, c.ID)
+			broken := slices.Contains(breaks, c.ID)
 			switch {
-			case broken && c.Verdict == report.Pass:
-				wrong = append(wrong, fmt.Sprintf("%s passed: the check does not catch it", c.ID))
+			case broken && (c.Verdict == report.Pass || (skips && c.Verdict == report.Skip)):
+				wrong = append(wrong, fmt.Sprintf("%s is %s: the check does not catch it", c.ID, c.Verdict))
+			case !broken && c.Verdict == report.Skip && skips:
 			case !broken && c.Verdict != report.Pass:
 				wrong = append(wrong, fmt.Sprintf("%s is %s, but the fixture does not break it: %s", c.ID, c.Verdict, c.Message))
 			}

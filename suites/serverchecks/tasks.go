@@ -133,6 +133,12 @@ func (e *env) createTask(ctx context.Context, c *wire.Client, sid string, ttl ti
 	e.Expect(res.Task).NotTo(BeNil(), "tools/call with params.task answered %s, not a CreateTaskResult {task}", m.Result)
 	e.Expect(res.Task.TaskID).NotTo(BeEmpty(), "CreateTaskResult without task.taskId")
 	e.Logf("task %s created: %s, after %v", res.Task.TaskID, res.Task.Status, took.Round(time.Millisecond))
+	e.mu.Lock()
+	if e.polls == nil {
+		e.polls = map[string]time.Duration{}
+	}
+	e.polls[res.Task.TaskID] = res.Task.poll()
+	e.mu.Unlock()
 	return *res.Task, took
 }
 
@@ -182,11 +188,13 @@ func (e *env) expectRefused(m wire.Message, what string) {
 // the extension tasks/get carries the result: it polls until completed.
 func (e *env) taskResult(ctx context.Context, c *wire.Client, sid, id string) map[string]any {
 	if e.modern() {
+		poll := e.pollOf(id) // as a client does: at the task's pollInterval
 		var t taskState
+		e.Pause(poll)
 		e.Eventually(func() bool {
 			t = e.taskOf(e.taskRPC(ctx, c, sid, "tasks/get", id, promptBound), "tasks/get")
 			return t.terminal()
-		}).WithPolling(max(taskRun(e.Config)/10, minPoll)).Should(BeTrue(), "task %s to finish", id)
+		}).WithPolling(poll).Should(BeTrue(), "task %s to finish", id)
 		e.Expect(t.Status).To(Equal("completed"), "task %s (error %v)", id, t.Error)
 		var res map[string]any
 		e.Expect(json.Unmarshal(t.Result, &res)).To(Succeed(), "the completed task's inline result %s", t.Result)
@@ -200,6 +208,13 @@ func (e *env) taskResult(ctx context.Context, c *wire.Client, sid, id string) ma
 	rel, _ := meta[relatedTaskMeta].(map[string]any)
 	e.Expect(rel).To(HaveKeyWithValue("taskId", id), "tasks/result lacks _meta[%q].taskId = %q: %s", relatedTaskMeta, id, m.Result)
 	return res
+}
+
+// pollOf is the poll interval of task id, at least minPoll.
+func (e *env) pollOf(id string) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return max(e.polls[id], minPoll)
 }
 
 // taskMethods are the requests about one task a requestor may send.
@@ -350,6 +365,7 @@ func taskChecks() []def {
 			working, _ := e.createTask(ctx, e.C, sid, 0)
 			if m := e.taskRPC(ctx, e.C, sid, "tasks/cancel", working.TaskID, promptBound); e.modern() {
 				e.Expect(m.Error).To(BeNil(), "tasks/cancel of a working task")
+				e.Pause(e.pollOf(working.TaskID))
 				got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", working.TaskID, promptBound), "tasks/get after tasks/cancel")
 				e.Expect(got.Status).To(Equal("cancelled"), "the task after tasks/cancel was acknowledged")
 			} else {
