@@ -106,6 +106,9 @@ const (
 	// LineNotApplicable: {"type":"not-applicable","reason":TEXT} declines
 	// the scenario, like ExitNotApplicable.
 	LineNotApplicable = "not-applicable"
+	// LineTask: {"type":"task","task_id":ID,"status":S} when a call run
+	// as a task (call --task) is created and when its status changes.
+	LineTask = "task"
 )
 
 // Status values of LineStatus (CLI-STATUS).
@@ -212,6 +215,8 @@ type Line struct {
 	Method    string          `json:"method,omitempty"`
 	Params    json.RawMessage `json:"params,omitempty"`
 	EventID   string          `json:"event_id,omitempty"`
+	// task
+	TaskID string `json:"task_id,omitempty"`
 	// result
 	Tool   string          `json:"tool,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
