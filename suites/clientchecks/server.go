@@ -61,6 +61,8 @@ func clientServerConfig(o serverOpts) server.Config {
 		GracePeriod:     time.Minute,
 		SSERetry:        500 * time.Millisecond,
 		ExpiredResponse: server.ExpiredEnvelope,
+		// Tasks suggest this poll interval (CLI-TASK-POLL-INTERVAL).
+		TaskPollInterval: taskPoll,
 		RecoveryHint:    o.hint,
 		Logger:          slog.New(slog.DiscardHandler),
 	}
