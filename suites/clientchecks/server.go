@@ -63,8 +63,8 @@ func clientServerConfig(o serverOpts) server.Config {
 		ExpiredResponse: server.ExpiredEnvelope,
 		// Tasks suggest this poll interval (CLI-TASK-POLL-INTERVAL).
 		TaskPollInterval: taskPoll,
-		RecoveryHint:    o.hint,
-		Logger:          slog.New(slog.DiscardHandler),
+		RecoveryHint:     o.hint,
+		Logger:           slog.New(slog.DiscardHandler),
 	}
 	if o.plain {
 		cfg.ExpiredResponse = server.ExpiredPlain
