@@ -139,6 +139,7 @@ func (e *env) createTask(ctx context.Context, c *wire.Client, sid string, ttl ti
 	}
 	e.polls[res.Task.TaskID] = res.Task.poll()
 	e.mu.Unlock()
+	e.Cleanup(func(ctx context.Context) { e.settleTask(ctx, c, sid, res.Task.TaskID) })
 	return *res.Task, took
 }
 
@@ -208,6 +209,32 @@ func (e *env) taskResult(ctx context.Context, c *wire.Client, sid, id string) ma
 	rel, _ := meta[relatedTaskMeta].(map[string]any)
 	e.Expect(rel).To(HaveKeyWithValue("taskId", id), "tasks/result lacks _meta[%q].taskId = %q: %s", relatedTaskMeta, id, m.Result)
 	return res
+}
+
+// settleTask waits (bounded by the task's run) until a task the check
+// created has ended, before its session goes: the check leaves no work
+// behind, and a target that mishandles a task outliving its session is
+// not knocked over by another check's cleanup.
+func (e *env) settleTask(ctx context.Context, c *wire.Client, sid, id string) {
+	ctx, cancel := context.WithTimeout(ctx, taskNeed(e.Config))
+	defer cancel()
+	poll := e.pollOf(id)
+	for {
+		resp, err := e.taskCall(ctx, c, sid, "tasks/get", map[string]any{"taskId": id})
+		if err != nil || resp.Status != http.StatusOK {
+			return
+		}
+		m, err := resp.Result()
+		var t taskState
+		if err != nil || m.Error != nil || json.Unmarshal(m.Result, &t) != nil || t.terminal() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(poll):
+		}
+	}
 }
 
 // pollOf is the poll interval of task id, at least minPoll.
