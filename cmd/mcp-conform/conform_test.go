@@ -118,17 +118,31 @@ func TestServerCatchesFixtures(t *testing.T) {
 	}
 	t.Parallel()
 	began := time.Now()
+	all := fixtures.All()
+	order := slices.Clone(all)
+	// Fixtures that break more checks tend to wait out more deadlines.
+	slices.SortStableFunc(order, func(a, b fixtures.Fixture) int { return len(b.Breaks) - len(a.Breaks) })
+	results := runFixtures(t, order)
+	for _, f := range all {
+		t.Run(f.Name, func(t *testing.T) {
+			checkFixtureRun(t, f, <-results[f.Name])
+		})
+	}
+	t.Logf("%d fixtures in %v", len(all), time.Since(began).Round(time.Second))
+}
+
+// runFixtures runs the server suite (with extra flags) against every
+// fixture of order, fixtureWorkers at a time, and returns each run's
+// outcome by fixture name as it comes.
+func runFixtures(t *testing.T, order []fixtures.Fixture, extra ...string) map[string]chan fixtureRun {
+	t.Helper()
 	exe := buildCLI(t)
 	profile, err := filepath.Abs("../../fixtures/profile.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := fixtures.All()
-	order := slices.Clone(all)
-	// Fixtures that break more checks tend to wait out more deadlines.
-	slices.SortStableFunc(order, func(a, b fixtures.Fixture) int { return len(b.Breaks) - len(a.Breaks) })
 	results := map[string]chan fixtureRun{}
-	for _, f := range all {
+	for _, f := range order {
 		results[f.Name] = make(chan fixtureRun, 1)
 	}
 	jobs := make(chan fixtures.Fixture)
@@ -136,7 +150,7 @@ func TestServerCatchesFixtures(t *testing.T) {
 	for range fixtureWorkers {
 		go func() {
 			for f := range jobs {
-				results[f.Name] <- suiteAgainst(exe, profile, dir, f)
+				results[f.Name] <- suiteAgainst(exe, profile, dir, f, extra...)
 			}
 		}()
 	}
@@ -146,12 +160,7 @@ func TestServerCatchesFixtures(t *testing.T) {
 		}
 		close(jobs)
 	}()
-	for _, f := range all {
-		t.Run(f.Name, func(t *testing.T) {
-			checkFixtureRun(t, f, <-results[f.Name])
-		})
-	}
-	t.Logf("%d fixtures in %v", len(all), time.Since(began).Round(time.Second))
+	return results
 }
 
 // buildCLI builds mcp-conform without the race detector (honouring the
@@ -229,31 +238,8 @@ func TestServerCatchesFixturesModern(t *testing.T) {
 		t.Skip("runs the sessionless checks against every fixture")
 	}
 	t.Parallel()
-	exe := buildCLI(t)
-	profile, err := filepath.Abs("../../fixtures/profile.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	all := fixtures.All()
-	results := map[string]chan fixtureRun{}
-	for _, f := range all {
-		results[f.Name] = make(chan fixtureRun, 1)
-	}
-	jobs := make(chan fixtures.Fixture)
-	dir := t.TempDir()
-	for range fixtureWorkers {
-		go func() {
-			for f := range jobs {
-				results[f.Name] <- suiteAgainst(exe, profile, dir, f, "--protocol-version", "2026-07-28", "--suggest-profile", "")
-			}
-		}()
-	}
-	go func() {
-		for _, f := range all {
-			jobs <- f
-		}
-		close(jobs)
-	}()
+	results := runFixtures(t, all, "--protocol-version", "2026-07-28", "--suggest-profile", "")
 	for _, f := range all {
 		t.Run(f.Name, func(t *testing.T) {
 			checkBreaks(t, f, f.ModernBreaks, <-results[f.Name], true)

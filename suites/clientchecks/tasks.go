@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,26 +72,14 @@ func (x exchange) createdTask() string {
 	return ""
 }
 
-// taskCalls are run n's task-augmented tools/call requests (every run's with 0).
+// taskCalls are run n's task-augmented tools/call requests.
 func (e *clientEnv) taskCalls(n int) []exchange {
-	var out []exchange
-	for _, x := range e.exchanges(n) {
-		if x.isTaskCall() {
-			out = append(out, x)
-		}
-	}
-	return out
+	return slices.DeleteFunc(e.exchanges(n), func(x exchange) bool { return !x.isTaskCall() })
 }
 
 // taskGets are run n's tasks/get requests.
 func (e *clientEnv) taskGets(n int) []exchange {
-	var out []exchange
-	for _, x := range e.exchanges(n) {
-		if x.RPC.Method == "tasks/get" {
-			out = append(out, x)
-		}
-	}
-	return out
+	return slices.DeleteFunc(e.exchanges(n), func(x exchange) bool { return x.RPC.Method != "tasks/get" })
 }
 
 // killedTask starts task-call and SIGKILLs it once it printed a task line
