@@ -22,6 +22,10 @@ const relatedTaskMeta = "io.modelcontextprotocol/related-task"
 // codeInvalidParams is what every refusal about a task id must be.
 const codeInvalidParams = -32602
 
+// ttlMargin is how long before the reported ttl elapses TASK-TTL-KEPT
+// asks for the result.
+const ttlMargin = 500 * time.Millisecond
+
 // minPoll is the shortest interval at which a check polls a task.
 const minPoll = 50 * time.Millisecond
 
@@ -425,7 +429,13 @@ func taskChecks() []def {
 			if t := tk.ttl(); t != nil {
 				keep = *t
 			}
-			late := sent.Add(keep - minQuiet)
+			// Shortly before: a margin for the request's own latency and,
+			// in the extension, the poll interval taskResult waits first.
+			margin := ttlMargin
+			if e.modern() {
+				margin += e.pollOf(tk.TaskID)
+			}
+			late := sent.Add(keep - margin)
 			if wait := time.Until(late); wait > 0 {
 				e.Pause(wait)
 			} else {
