@@ -24,7 +24,8 @@ const codeInvalidParams = -32602
 
 // ttlMargin is how long before the reported ttl elapses TASK-TTL-KEPT
 // asks for the result.
-const ttlMargin = 500 * time.Millisecond
+// Loaded machines delay a check's timers by hundreds of milliseconds.
+const ttlMargin = 2 * time.Second
 
 // minPoll is the shortest interval at which a check polls a task.
 const minPoll = 50 * time.Millisecond
@@ -263,7 +264,7 @@ func taskChecks() []def {
 			sid := e.taskSession(ctx, e.C)
 			run := taskRun(e.Config)
 			tk, took := e.createTask(ctx, e.C, sid, 0)
-			e.Expect(took).To(BeNumerically("<", run/2), "CreateTaskResult took %v; the task runs about %v, so the answer waited on the work", took, run)
+			e.Expect(took).To(BeNumerically("<", run/3), "CreateTaskResult took %v; the task runs about %v, so the answer waited on the work", took, run)
 			e.Expect(tk.terminal()).To(BeFalse(), "the CreateTaskResult's task is already %s", tk.Status)
 		}},
 
@@ -408,9 +409,9 @@ func taskChecks() []def {
 			e.Expect(got.Status).To(Equal("cancelled"), "cancelled task %s later", working.TaskID)
 		}},
 
-		{id: "TASK-TTL-KEPT", need: func(c *target.Config) time.Duration { return 2*taskRun(c) + 2*taskSlack }, body: func(ctx context.Context, e *env) {
+		{id: "TASK-TTL-KEPT", need: func(c *target.Config) time.Duration { return 2*taskRun(c) + 3*taskSlack }, body: func(ctx context.Context, e *env) {
 			sid := e.taskSession(ctx, e.C)
-			asked := taskRun(e.Config) + taskSlack
+			asked := taskRun(e.Config) + 2*taskSlack
 			sent := time.Now()
 			tk, _ := e.createTask(ctx, e.C, sid, asked)
 			if tk.ttl() == nil {
