@@ -10,6 +10,7 @@ const (
 	KeyOriginDenied Key = "origins.disallowed"
 	KeyRecoveryHint Key = "recovery_hint"
 	KeyResumable    Key = "tools.resumable"
+	KeyTask         Key = "tools.task"
 )
 
 const (
@@ -24,6 +25,8 @@ const (
 	specCancellation = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation"
 	specResponses    = "https://modelcontextprotocol.io/specification/2025-11-25/basic#responses"
 	resilience       = "mcp-conform resilience catalogue: "
+	specTasks        = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks"
+	specExtTasks     = "https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md"
 )
 
 var entries = []Entry{
@@ -134,6 +137,28 @@ var entries = []Entry{
 		Summary: "Expiry is decided once for all replicas: a session kept active through one replica lives on every other; once silent it is gone from all."},
 	{ID: "REPLICA-LOSS", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying}, Restarts: true, Exclusive: true,
 		Summary: "Replica A (--server-cmd) killed with SIGKILL mid-call: the session goes on on replica B, and the call's stream resumed there is answered (a result, or an error naming its resume path in data.resume)."},
+	// Server: tasks (2025-11-25 tasks utility; durable creation from the
+	// io.modelcontextprotocol/tasks extension).
+	{ID: "TASK-CREATE-FAST", Level: Should, Side: Server, Section: "tasks", SpecRef: specTasks + "#creating-tasks", Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "A tools/call with params.task answers a CreateTaskResult (a task working) at once, long before the tool would have finished."},
+	{ID: "TASK-DURABLE-CREATE", Level: Must, Side: Server, Section: "tasks", SpecRef: specExtTasks, Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "A tasks/get on another connection and session sent right after the CreateTaskResult arrives resolves the task."},
+	{ID: "TASK-SURVIVES-CUT", Level: Should, Side: Server, Section: "tasks", SpecRef: specTasks + "#transport-considerations", Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "Cutting every connection while tasks/result waits does not cancel the task: it completes and its result is retrievable."},
+	{ID: "TASK-RESULT-REPEATABLE", Level: Must, Side: Server, Section: "tasks", SpecRef: specTasks + "#retrieving-task-results", Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "tasks/result of a completed task answers the same result twice, and again after a reconnect, with the related-task _meta naming it."},
+	{ID: "TASK-SURVIVES-REFRESH", Level: Res, Side: Server, Section: "tasks", SpecRef: resilience + "tasks bound to the principal", Needs: []Key{KeyTask},
+		Summary: "After a refresh (every connection cut, the session abandoned) the same principal reaches the task from a new session; a session-scoped task store fails."},
+	{ID: "TASK-PRINCIPAL-BOUND", Level: Must, Side: Server, Section: "tasks", SpecRef: specTasks + "#security-considerations", Sessionless: true, Needs: []Key{KeyTask, KeyPrincipals},
+		Summary: "Another principal gets -32602 for tasks/get, tasks/result and tasks/cancel of the task, and its tasks/list does not show it."},
+	{ID: "TASK-UNKNOWN-ID", Level: Must, Side: Server, Section: "tasks", SpecRef: specTasks + "#error-handling", Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "tasks/get, tasks/result and tasks/cancel of an unknown task id answer -32602 at once: never a hang, a 5xx or a success."},
+	{ID: "TASK-CANCEL-TERMINAL", Level: Must, Side: Server, Section: "tasks", SpecRef: specTasks + "#cancelling-tasks", Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "tasks/cancel of a completed task answers -32602; a cancelled working task is cancelled in the answer and stays cancelled."},
+	{ID: "TASK-TTL-KEPT", Level: Should, Side: Server, Section: "tasks", SpecRef: specTasks + "#task-lifecycle", Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "A completed task's result is still retrievable shortly before the ttl reported in its CreateTaskResult elapses."},
+	{ID: "TASK-RESTART", Level: Res, Side: Server, Section: "tasks", SpecRef: resilience + "tasks across restarts", Sessionless: true, Needs: []Key{KeyTask}, Restarts: true, Exclusive: true,
+		Summary: "After a restart, a request for a task made before answers at once (the task, or -32602 if the store is not durable; never a hang or 5xx), and a new task runs to its result."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client persistence",
@@ -158,6 +183,14 @@ var entries = []Entry{
 		Summary: "A cancel during the reconnect wait ends it promptly as a cancel."},
 	{ID: "CLI-RESTART-HINT", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "restart recovery",
 		Summary: "On a 404 carrying a new Mcp-Session-Id the client adopts it and retries at once."},
+	{ID: "CLI-TASK-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: specExtTasks,
+		Summary: "A call run as a task (task-call) stores the task id at once: killed after its first task line, the client's stored state (show) names the task the server created."},
+	{ID: "CLI-TASK-POLL-AFTER-KILL", Level: Res, Side: Client, Section: "client", SpecRef: specExtTasks,
+		Summary: "Killed while its task works and started again (task-resume), the client polls that task with tasks/get, reports it completed and prints its result."},
+	{ID: "CLI-TASK-POLL-INTERVAL", Level: Res, Side: Client, Section: "client", SpecRef: specTasks + "#task-status",
+		Summary: "Two tasks/get of one task are never closer than the task's pollInterval (with 10% leeway), before and after a kill."},
+	{ID: "CLI-TASK-NO-RECREATE", Level: Res, Side: Client, Section: "client", SpecRef: specExtTasks,
+		Summary: "Killed and asked for the same call again (task-call), the client polls the task it stored: no second task-augmented tools/call."},
 	{ID: "CLI-STATUS", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client status",
 		Summary: "Status transitions connecting, connected, reconnecting, connected (reconnected), disconnected are reported."},
 }

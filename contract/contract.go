@@ -63,10 +63,21 @@ const (
 	// ActionShow: print what is stored (a LineStored line) without
 	// contacting the server, exit 0.
 	ActionShow Action = "show"
+	// ActionTaskCall: connect (rejoining the stored session), call the
+	// tool as a task (params.task, 2025-11-25), store the task id durably
+	// at once, print a LineTask for its status when created and whenever
+	// polling sees it change, poll no faster than its pollInterval, print
+	// the result, exit 0. A task stored for the same tool and arguments is
+	// polled, never created again. A client without tasks exits
+	// ExitNotApplicable.
+	ActionTaskCall Action = "task-call"
+	// ActionTaskResume: poll the task the killed run stored to its result
+	// (LineTask lines, then the result), exit 0.
+	ActionTaskResume Action = "task-resume"
 )
 
 // Actions lists every action.
-var Actions = []Action{ActionCall, ActionList, ActionResume, ActionDisconnect, ActionShow}
+var Actions = []Action{ActionCall, ActionList, ActionResume, ActionDisconnect, ActionShow, ActionTaskCall, ActionTaskResume}
 
 // Exit statuses with a meaning beyond success (0) and failure (any other).
 const (
@@ -98,14 +109,18 @@ const (
 	// LineCancelled: {"type":"cancelled"} is another way to report a cancel.
 	LineCancelled = "cancelled"
 	// LineStored: for ActionShow, {"type":"stored","server_url":U,
-	// "session_id":ID,"last_event_id":E,"last_result":R,"logs":[P,...]}:
-	// the stored server URL, session id, last event id handled, last tool
-	// result and the params of the notifications/message logged, oldest
-	// first; absent fields mean nothing is stored.
+	// "session_id":ID,"last_event_id":E,"last_result":R,"logs":[P,...],
+	// "task_id":T}: the stored server URL, session id, last event id
+	// handled, last tool result, the params of the notifications/message
+	// logged, oldest first, and the task a call runs as; absent fields mean
+	// nothing is stored.
 	LineStored = "stored"
 	// LineNotApplicable: {"type":"not-applicable","reason":TEXT} declines
 	// the scenario, like ExitNotApplicable.
 	LineNotApplicable = "not-applicable"
+	// LineTask: {"type":"task","task_id":ID,"status":S} when a call run
+	// as a task (call --task) is created and when its status changes.
+	LineTask = "task"
 )
 
 // Status values of LineStatus (CLI-STATUS).
@@ -212,6 +227,8 @@ type Line struct {
 	Method    string          `json:"method,omitempty"`
 	Params    json.RawMessage `json:"params,omitempty"`
 	EventID   string          `json:"event_id,omitempty"`
+	// task
+	TaskID string `json:"task_id,omitempty"`
 	// result
 	Tool   string          `json:"tool,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`

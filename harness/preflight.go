@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +42,11 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	c := wire.New(url)
 	c.ProtocolVersion = version
 	c.Header = cfg.RequestHeader()
+	if version >= sessionlessVersion {
+		if p := discover(ctx, c); p != nil {
+			return p, nil
+		}
+	}
 	began := time.Now()
 	resp, err := c.Initialize(ctx, "")
 	rtt := time.Since(began)
@@ -92,6 +98,30 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 		_, _ = c.Delete(ctx, sid)
 	}
 	return p, nil
+}
+
+// discover asks a target for the sessionless revision c speaks with
+// server/discover; it returns nil unless the target supports it, and the
+// initialize handshake decides then.
+func discover(ctx context.Context, c *wire.Client) *probe {
+	began := time.Now()
+	resp, err := c.CallModern(ctx, "server/discover", nil, nil)
+	rtt := time.Since(began)
+	if err != nil || resp.Status != http.StatusOK {
+		return nil
+	}
+	m, err := resp.Result()
+	if err != nil || m.Error != nil {
+		return nil
+	}
+	var res struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if json.Unmarshal(m.Result, &res) != nil || !slices.Contains(res.SupportedVersions, c.ProtocolVersion) {
+		return nil
+	}
+	return &probe{version: c.ProtocolVersion, rtt: rtt,
+		sessionless: fmt.Sprintf("the target speaks protocol %s (server/discover), which has no sessions, GET streams or resumption", c.ProtocolVersion)}
 }
 
 func excerpt(b []byte) string {

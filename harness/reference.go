@@ -33,6 +33,10 @@ func ReferenceProfile() *target.Config {
 				Tool: target.Tool{Name: "job_start", Arguments: map[string]any{"steps": 1, "interval_ms": 0}},
 				Poll: "job_get",
 			},
+			Task: &target.TaskTool{
+				Tool:     target.Tool{Name: "long_operation", Arguments: map[string]any{"steps": 5, "interval_ms": 200}},
+				Duration: target.Duration(time.Second),
+			},
 		},
 		Timings: target.Timings{
 			IdleThreshold:        target.Duration(c.IdleThreshold),

@@ -24,6 +24,20 @@ type advertisedTool struct {
 	InputSchema struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	} `json:"inputSchema"`
+	Execution struct {
+		TaskSupport string `json:"taskSupport"`
+	} `json:"execution"`
+}
+
+// taskTools are the tools that declare they run as tasks.
+func taskTools(tools []advertisedTool) []advertisedTool {
+	var out []advertisedTool
+	for _, t := range tools {
+		if s := t.Execution.TaskSupport; s == "optional" || s == "required" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // args are the tool's argument names, sorted.
@@ -183,7 +197,18 @@ func suggestedProfile(url string, tools []advertisedTool, missing map[catalogue.
 	b.WriteString("#   # it until then, carries a resume token under the name the 404\n")
 	b.WriteString("#   # envelope's data.resume.via gives: RESUME-TOKEN-OWNER.\n")
 	b.WriteString("#   resumable:\n#     name: TOOL\n#     arguments: {}\n")
-	b.WriteString("#     poll: TOOL                       # optional: fetches the token\n\n")
+	b.WriteString("#     poll: TOOL                       # optional: fetches the token\n")
+	b.WriteString("#   # A tool that runs as a task with params.task (its execution.taskSupport\n")
+	b.WriteString("#   # is optional or required) for about duration: the TASK-* checks.\n")
+	tasks := taskTools(tools)
+	if len(tasks) == 0 {
+		b.WriteString("#   # No tool declares task support (execution.taskSupport).\n")
+	} else {
+		fmt.Fprintf(&b, "#   # Tools that declare task support: %s\n", describe(tasks))
+	}
+	fmt.Fprintf(&b, "#   task:\n#     name: %s\n", first(tasks, "TOOL"))
+	fmt.Fprintf(&b, "#     arguments: {%s}          # make it run a second or two\n", argsOf(tasks))
+	b.WriteString("#     duration: 1s                     # about how long one call runs\n\n")
 
 	b.WriteString(`# The server's session and replay-store timings (Go durations), as it is
 # configured for the run: the GRACE-* checks wait them out, so run a

@@ -43,6 +43,17 @@ type Tools struct {
 	// Resumable leads to a resume token for the session-expired
 	// envelope's data.resume.
 	Resumable *ResumableTool `json:"resumable,omitempty"`
+	// Task runs as a task when called with params.task (the tasks
+	// utility of 2025-11-25; its execution.taskSupport is optional or
+	// required).
+	Task *TaskTool `json:"task,omitempty"`
+}
+
+// TaskTool is a tool that runs as a task for about Duration: long enough
+// for a check to act while it is still working.
+type TaskTool struct {
+	Tool
+	Duration Duration `json:"duration"`
 }
 
 // ResumableTool is how a client gets a resume token: the tool's result,
@@ -235,6 +246,14 @@ func (c *Config) Validate() error {
 	if r := c.Tools.Resumable; r != nil && r.Name == "" {
 		errs = append(errs, errors.New("tools.resumable.name is empty"))
 	}
+	if k := c.Tools.Task; k != nil {
+		if k.Name == "" {
+			errs = append(errs, errors.New("tools.task.name is empty"))
+		}
+		if k.Duration <= 0 {
+			errs = append(errs, errors.New("tools.task.duration must be a positive duration such as 1s (how long one call runs)"))
+		}
+	}
 	t := c.Timings
 	set := 0
 	for _, d := range []Duration{t.IdleThreshold, t.GracePeriod, t.ReaperInterval} {
@@ -293,6 +312,8 @@ func (c *Config) Has(key catalogue.Key) bool {
 		return c.RecoveryHint
 	case catalogue.KeyResumable:
 		return c.Tools.Resumable != nil
+	case catalogue.KeyTask:
+		return c.Tools.Task != nil
 	}
 	return false
 }

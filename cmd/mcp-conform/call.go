@@ -26,7 +26,10 @@ with a progress token (without TOOL: lists the tools) and prints one JSON
 object per line: status changes, notifications as they arrive, then the
 result. --resume starts no call: it reattaches to the call that was in flight
 when the previous process died and prints the rest of it. --disconnect ends
-the stored session (DELETE) and clears it.
+the stored session (DELETE) and clears it. --task runs TOOL as a task
+(params.task): the task id is stored in DIR at once and the task polled at
+its pollInterval to its result, printing a task line per status; --resume
+then polls the stored task (in a new session if need be) instead.
 
 Exit status: 0 success, 1 failure (including a tool result with isError),
 2 usage error.
@@ -36,7 +39,7 @@ flags:`
 // callFlags are call's command line.
 type callFlags struct {
 	url, stateDir, token, reconnect, version string
-	resume, disconnect, verbose              bool
+	resume, disconnect, verbose, task        bool
 	reconnectDelay, maxReconnectDelay        time.Duration
 	reconnectWait, settle, timeout           time.Duration
 	tool                                     string
@@ -52,6 +55,7 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	fs.StringVar(&f.token, "bearer-token", "", "bearer token to send and store (default: the stored one)")
 	fs.BoolVar(&f.resume, "resume", false, "reattach to the call in flight when the previous process died")
 	fs.BoolVar(&f.disconnect, "disconnect", false, "end the stored session (DELETE) and clear it")
+	fs.BoolVar(&f.task, "task", false, "run TOOL as a task: store its id, poll it to its result (--resume polls a stored task)")
 	fs.StringVar(&f.reconnect, "reconnect", string(client.Auto), "how to rejoin a stored session: reinit (initialize with the stored id), reuse (no initialize), or auto (reuse while a call is in flight, else reinit)")
 	fs.StringVar(&f.version, "protocol-version", client.DefaultProtocolVersion, "protocol version offered in initialize")
 	fs.DurationVar(&f.reconnectDelay, "reconnect-delay", client.DefaultReconnectDelay, "wait before reopening a cut stream when the server sent no retry field")
@@ -73,6 +77,8 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 		return nil, usageError{errors.New("--state-dir is required")}
 	case f.resume && f.disconnect:
 		return nil, usageError{errors.New("--resume and --disconnect exclude each other")}
+	case f.task && (f.disconnect || (!f.resume && len(rest) == 0)):
+		return nil, usageError{errors.New("--task needs a TOOL (or --resume)")}
 	case (f.resume || f.disconnect) && len(rest) > 0:
 		return nil, usageError{fmt.Errorf("--resume and --disconnect take no TOOL, got %s", strings.Join(rest, " "))}
 	case len(rest) > 2:
@@ -133,6 +139,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Settle:            f.settle,
 		OnStatus:          out.status,
 		OnNotification:    out.notification,
+		OnTask:            out.task,
 		Logger:            logger,
 	})
 	if err != nil {
@@ -156,9 +163,14 @@ func callOnce(ctx context.Context, c *client.Client, f *callFlags, out *lines) e
 	}
 	var res *client.ToolResult
 	var err error
+	_, stored := c.StoredTask()
 	switch {
+	case f.resume && (f.task || stored):
+		res, err = c.ResumeTask(ctx)
 	case f.resume:
 		res, err = c.ResumeCall(ctx)
+	case f.task:
+		res, err = c.CallToolTask(ctx, f.tool, f.args)
 	case f.tool == "":
 		tools, err := c.ListTools(ctx)
 		if err != nil {
@@ -199,6 +211,10 @@ func (l *lines) status(ev client.StatusEvent) {
 		sl.Error = ev.Err.Error()
 	}
 	l.print(sl)
+}
+
+func (l *lines) task(ev client.TaskEvent) {
+	l.print(contract.Line{Type: contract.LineTask, TaskID: ev.TaskID, Status: ev.Status, Reason: ev.StatusMessage})
 }
 
 func (l *lines) notification(n client.Notification) {

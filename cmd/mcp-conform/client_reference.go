@@ -80,8 +80,12 @@ func callArgs(r contract.Run, extra []string) []string {
 		args = append(args, "--resume")
 	case contract.ActionDisconnect:
 		args = append(args, "--disconnect")
+	case contract.ActionTaskResume:
+		args = append(args, "--resume", "--task")
+	case contract.ActionTaskCall:
+		args = append(args, "--task")
 	}
-	if r.Action == contract.ActionCall {
+	if r.Action == contract.ActionCall || r.Action == contract.ActionTaskCall {
 		args = append(args, "--", r.Tool)
 		if len(r.Arguments) > 0 {
 			args = append(args, string(r.Arguments))
@@ -111,6 +115,10 @@ func showStored(r contract.Run, stdout io.Writer) error {
 	}
 	if newest.LastEventID != "" {
 		out.LastEventID = newest.LastEventID
+	}
+	var task client.TaskRecord
+	if json.Unmarshal([]byte(get(client.KeyTask)), &task) == nil {
+		out.TaskID = task.TaskID
 	}
 	var last client.LastResult
 	if json.Unmarshal([]byte(get(client.KeyLastResult)), &last) == nil {

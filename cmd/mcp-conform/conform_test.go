@@ -118,17 +118,31 @@ func TestServerCatchesFixtures(t *testing.T) {
 	}
 	t.Parallel()
 	began := time.Now()
+	all := fixtures.All()
+	order := slices.Clone(all)
+	// Fixtures that break more checks tend to wait out more deadlines.
+	slices.SortStableFunc(order, func(a, b fixtures.Fixture) int { return len(b.Breaks) - len(a.Breaks) })
+	results := runFixtures(t, order)
+	for _, f := range all {
+		t.Run(f.Name, func(t *testing.T) {
+			checkFixtureRun(t, f, <-results[f.Name])
+		})
+	}
+	t.Logf("%d fixtures in %v", len(all), time.Since(began).Round(time.Second))
+}
+
+// runFixtures runs the server suite (with extra flags) against every
+// fixture of order, fixtureWorkers at a time, and returns each run's
+// outcome by fixture name as it comes.
+func runFixtures(t *testing.T, order []fixtures.Fixture, extra ...string) map[string]chan fixtureRun {
+	t.Helper()
 	exe := buildCLI(t)
 	profile, err := filepath.Abs("../../fixtures/profile.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := fixtures.All()
-	order := slices.Clone(all)
-	// Fixtures that break more checks tend to wait out more deadlines.
-	slices.SortStableFunc(order, func(a, b fixtures.Fixture) int { return len(b.Breaks) - len(a.Breaks) })
 	results := map[string]chan fixtureRun{}
-	for _, f := range all {
+	for _, f := range order {
 		results[f.Name] = make(chan fixtureRun, 1)
 	}
 	jobs := make(chan fixtures.Fixture)
@@ -136,7 +150,7 @@ func TestServerCatchesFixtures(t *testing.T) {
 	for range fixtureWorkers {
 		go func() {
 			for f := range jobs {
-				results[f.Name] <- suiteAgainst(exe, profile, dir, f)
+				results[f.Name] <- suiteAgainst(exe, profile, dir, f, extra...)
 			}
 		}()
 	}
@@ -146,12 +160,7 @@ func TestServerCatchesFixtures(t *testing.T) {
 		}
 		close(jobs)
 	}()
-	for _, f := range all {
-		t.Run(f.Name, func(t *testing.T) {
-			checkFixtureRun(t, f, <-results[f.Name])
-		})
-	}
-	t.Logf("%d fixtures in %v", len(all), time.Since(began).Round(time.Second))
+	return results
 }
 
 // buildCLI builds mcp-conform without the race detector (honouring the
@@ -172,14 +181,15 @@ func buildCLI(t *testing.T) string {
 }
 
 // suiteAgainst runs the server suites against fixture f started by exe.
-func suiteAgainst(exe, profile, dir string, f fixtures.Fixture) fixtureRun {
+func suiteAgainst(exe, profile, dir string, f fixtures.Fixture, extra ...string) fixtureRun {
 	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
 	defer cancel()
 	js := filepath.Join(dir, f.Name+".json")
-	cmd := exec.CommandContext(ctx, exe, "server",
+	args := append([]string{"server",
 		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, f.Name),
 		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--json", js, "--strict",
-		"--parallel", strconv.Itoa(fixtureParallel))
+		"--parallel", strconv.Itoa(fixtureParallel)}, extra...)
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.WaitDelay = 10 * time.Second
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -208,11 +218,11 @@ func suiteAgainst(exe, profile, dir string, f fixtures.Fixture) fixtureRun {
 	return r
 }
 
-// wantExit is the exit code of a --strict run against f: 1 when it breaks
-// a check that is then required, 0 when it breaks only MAY checks, which
-// only inform.
-func wantExit(f fixtures.Fixture) int {
-	for _, id := range f.Breaks {
+// wantExit is the exit code of a --strict run against a fixture that
+// breaks the checks breaks: 1 when one is then required, 0 when it breaks
+// only MAY checks, which only inform.
+func wantExit(breaks []string) int {
+	for _, id := range breaks {
 		if catalogue.MustLookup(id).Required(true) {
 			return exitFail
 		}
@@ -220,21 +230,47 @@ func wantExit(f fixtures.Fixture) int {
 	return exitOK
 }
 
+// TestServerCatchesFixturesModern: the sessionless checks (the TASK-*
+// checks' io.modelcontextprotocol/tasks variants) under --protocol-version
+// 2026-07-28 against every fixture: exactly its ModernBreaks do not pass.
+func TestServerCatchesFixturesModern(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the sessionless checks against every fixture")
+	}
+	// Not beside TestServerCatchesFixtures: two fixture pools at once
+	// load a small machine past the checks' margins.
+	all := fixtures.All()
+	results := runFixtures(t, all, "--protocol-version", "2026-07-28", "--suggest-profile", "")
+	for _, f := range all {
+		t.Run(f.Name, func(t *testing.T) {
+			checkBreaks(t, f, f.ModernBreaks, <-results[f.Name], true)
+		})
+	}
+}
+
 // checkFixtureRun compares a run's verdicts with what the fixture breaks.
 func checkFixtureRun(t *testing.T, f fixtures.Fixture, r fixtureRun) {
+	t.Helper()
+	checkBreaks(t, f, f.Breaks, r, false)
+}
+
+// checkBreaks compares a run's verdicts with breaks; skips are allowed
+// where the revision leaves checks out.
+func checkBreaks(t *testing.T, f fixtures.Fixture, breaks []string, r fixtureRun, skips bool) {
 	t.Helper()
 	var wrong []string
 	if r.err != nil {
 		wrong = append(wrong, r.err.Error())
 	} else {
-		if want := wantExit(f); r.code != want {
+		if want := wantExit(breaks); r.code != want {
 			wrong = append(wrong, fmt.Sprintf("exit %d, want %d", r.code, want))
 		}
 		for _, c := range r.run.Checks {
-			broken := slices.Contains(f.Breaks, c.ID)
+			broken := slices.Contains(breaks, c.ID)
 			switch {
-			case broken && c.Verdict == report.Pass:
-				wrong = append(wrong, fmt.Sprintf("%s passed: the check does not catch it", c.ID))
+			case broken && (c.Verdict == report.Pass || (skips && c.Verdict == report.Skip)):
+				wrong = append(wrong, fmt.Sprintf("%s is %s: the check does not catch it", c.ID, c.Verdict))
+			case !broken && c.Verdict == report.Skip && skips:
 			case !broken && c.Verdict != report.Pass && !skipsForReplicas(c):
 				wrong = append(wrong, fmt.Sprintf("%s is %s, but the fixture does not break it: %s", c.ID, c.Verdict, c.Message))
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
 	"github.com/mcp-conform/mcp-conform/reference/redisstore"
 	"github.com/mcp-conform/mcp-conform/reference/server"
+	"github.com/mcp-conform/mcp-conform/reference/tasks"
 )
 
 // shutdownTimeout bounds draining the HTTP server after SIGINT/SIGTERM,
@@ -51,6 +52,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.MaxJobsPerClient, "max-jobs-per-client", jobs.DefaultMaxRunningPerOwner, "most jobs one client (a principal, or an anonymous session) runs at once")
 	fs.IntVar(&cfg.MaxRetainedJobs, "max-retained-jobs", jobs.DefaultMaxRetained, "most finished jobs kept; the oldest go first, with their resume tokens")
 	fs.IntVar(&cfg.MaxRetainedJobsPerClient, "max-retained-jobs-per-client", jobs.DefaultMaxRetainedPerOwner, "most finished jobs kept per client")
+	fs.DurationVar(&cfg.TaskTTL, "task-ttl", tasks.DefaultTTL, "how long a task and its result are kept from its creation when the client asks for no ttl")
+	fs.DurationVar(&cfg.TaskMaxTTL, "task-max-ttl", tasks.DefaultMaxTTL, "the longest ttl a client may ask for; a longer one is cut to this (and reported so)")
+	fs.DurationVar(&cfg.TaskPollInterval, "task-poll-interval", tasks.DefaultPollInterval, "pollInterval suggested to clients in every task")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "bound on each write to a client; a stream whose write takes longer is ended (its messages stay replayable)")
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "bound on reading a request's headers and body (streams are not cut by it)")
 	fs.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "bound on reading a request's headers")
@@ -82,6 +86,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"--event-cleanup-interval": cfg.EventCleanupInterval, "--sse-retry": cfg.SSERetry,
 		"--write-timeout": cfg.WriteTimeout, "--read-timeout": cfg.ReadTimeout,
 		"--read-header-timeout": cfg.ReadHeaderTimeout, "--idle-timeout": cfg.IdleTimeout,
+		"--task-ttl": cfg.TaskTTL, "--task-max-ttl": cfg.TaskMaxTTL, "--task-poll-interval": cfg.TaskPollInterval,
 	} {
 		if d <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, got %v", name, d)}

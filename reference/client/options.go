@@ -81,6 +81,9 @@ type Options struct {
 	// concurrently with each other.
 	OnStatus       func(StatusEvent)
 	OnNotification func(Notification)
+	// OnTask gets a task's status when it is created and when polling
+	// sees it change (CallToolTask, ResumeTask).
+	OnTask func(TaskEvent)
 
 	// Clock times every wait; tests inject a fake one.
 	Clock  clock.WithTicker

@@ -100,6 +100,13 @@ type Config struct {
 	MaxRetainedJobs          int
 	MaxRetainedJobsPerClient int
 
+	// Tasks (params.task on long_operation and job_start): the ttl when the
+	// client asks for none, the most it may ask for, and the poll interval
+	// suggested to clients. Zero means the tasks package's defaults.
+	TaskTTL          time.Duration
+	TaskMaxTTL       time.Duration
+	TaskPollInterval time.Duration
+
 	// WriteTimeout bounds each write (and flush) to a client on any
 	// response, streams included.
 	WriteTimeout time.Duration
@@ -220,6 +227,14 @@ func (c Config) validate() error {
 	} {
 		if l.v < 0 {
 			return fmt.Errorf("%s must not be negative, got %d", l.name, l.v)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"task TTL", c.TaskTTL}, {"task max TTL", c.TaskMaxTTL}, {"task poll interval", c.TaskPollInterval}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s must not be negative, got %v", d.name, d.v)
 		}
 	}
 	for token, name := range c.BearerTokens {

@@ -59,7 +59,7 @@ func (s *Server) newGeneration(sess *session) *generation {
 		conformance.Configure(opts)
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-conform-reference", Version: Version}, opts)
-	srv.AddReceivingMiddleware(defaultLogLevel, s.callLimit(sess), sess.trackCalls)
+	srv.AddReceivingMiddleware(defaultLogLevel, s.callLimit(sess), sess.trackCalls, s.announceTasks)
 	srv.AddSendingMiddleware(sess.routeNotes)
 	tools.Register(srv, tools.Deps{
 		Session: sess,

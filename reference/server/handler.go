@@ -41,6 +41,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusUnauthorized, CodeInvalidRequest, "Unauthorized: "+err.Error(), nil)
 		return
 	}
+	if speaksModern(r) {
+		s.serveModern(w, r, principal)
+		return
+	}
 	if err := checkProtocolVersion(r); err != nil {
 		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
 		return
@@ -118,6 +122,9 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	dw.errs.id = rpcID
 	if init {
 		s.reinitialize(dw, r, sess)
+		return
+	}
+	if s.serveTask(dw, r, sess, body) {
 		return
 	}
 	useNegotiatedVersion(r, gen)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
 	"github.com/mcp-conform/mcp-conform/reference/store"
+	"github.com/mcp-conform/mcp-conform/reference/tasks"
 )
 
 // Server is the reference server: an http.Handler over a session table.
@@ -28,6 +29,8 @@ type Server struct {
 	shared  bool        // the store is shared with other replicas (see shared.go)
 	closing atomic.Bool // Close: sessions leave this process, not the store
 	jobs    *jobs.Store
+	tasks   *tasks.Store
+	modern  *modern // the sessionless revision
 	schemas *mcp.SchemaCache
 	serving atomic.Int64 // requests between bind and release
 
@@ -69,6 +72,12 @@ func New(cfg Config) (*Server, error) {
 			Clock:               cfg.Clock,
 			Mirror:              jobMirror(cfg.Store),
 		}),
+		tasks: tasks.New(tasks.Options{
+			DefaultTTL:   cfg.TaskTTL,
+			MaxTTL:       cfg.TaskMaxTTL,
+			PollInterval: cfg.TaskPollInterval,
+			Clock:        cfg.Clock,
+		}),
 	}
 	s.store = cfg.Store
 	if s.store == nil {
@@ -81,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.events = s.store.Events()
 	s.shared = s.store.Shared()
+	s.modern = s.newModern()
 	return s, nil
 }
 
@@ -93,6 +103,7 @@ func (s *Server) Run(ctx context.Context) {
 	if s.shared {
 		wg.Go(func() { s.watchGone(ctx) })
 	}
+	wg.Go(func() { s.tasks.Run(ctx) })
 	s.runReaper(ctx)
 	wg.Wait()
 	s.Close()
@@ -115,6 +126,7 @@ func (s *Server) Close() {
 	}
 	wg.Wait()
 	s.jobs.Close()
+	s.tasks.Close()
 }
 
 // HTTPServer returns an http.Server for h (the server, or a handler in
@@ -239,3 +251,6 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 	s.log.Info("session "+reason, "session", sess.id)
 	return true
 }
+
+// TaskCount reports how many tasks the task store holds.
+func (s *Server) TaskCount() int { return s.tasks.Len() }

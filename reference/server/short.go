@@ -17,6 +17,7 @@ func ShortTimings() Config {
 		SSEKeepAlive:         500 * time.Millisecond,
 		SSERetry:             500 * time.Millisecond,
 		RecoveryHint:         true,
+		TaskPollInterval:     200 * time.Millisecond,
 		BearerTokens:         map[string]string{"alice-token": "alice", "bob-token": "bob"},
 	}
 }

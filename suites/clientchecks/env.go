@@ -52,7 +52,7 @@ type def struct {
 // Checks returns the client checks, in catalogue order, bound to cl.
 func Checks(cl *Client) []kit.Check {
 	var defs []def
-	for _, section := range [][]def{sessionChecks(), streamChecks(), expiryChecks(), statusChecks()} {
+	for _, section := range [][]def{sessionChecks(), streamChecks(), expiryChecks(), taskChecks(), statusChecks()} {
 		defs = append(defs, section...)
 	}
 	out := make([]kit.Check, len(defs))

@@ -61,8 +61,10 @@ func clientServerConfig(o serverOpts) server.Config {
 		GracePeriod:     time.Minute,
 		SSERetry:        500 * time.Millisecond,
 		ExpiredResponse: server.ExpiredEnvelope,
-		RecoveryHint:    o.hint,
-		Logger:          slog.New(slog.DiscardHandler),
+		// Tasks suggest this poll interval (CLI-TASK-POLL-INTERVAL).
+		TaskPollInterval: taskPoll,
+		RecoveryHint:     o.hint,
+		Logger:           slog.New(slog.DiscardHandler),
 	}
 	if o.plain {
 		cfg.ExpiredResponse = server.ExpiredPlain

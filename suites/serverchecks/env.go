@@ -30,6 +30,8 @@ type env struct {
 
 	mu   sync.Mutex
 	gone map[string]bool // sessions the check ended itself
+	// polls are the poll intervals of the tasks the check created.
+	polls map[string]time.Duration
 }
 
 // def is a server check before it is bound to a target.
@@ -51,6 +53,7 @@ func Checks(tc *Target) []kit.Check {
 		sessionChecks(), streamChecks(), jsonrpcChecks(), graceChecks(), recreateChecks(),
 		streamResilienceChecks(), replayChecks(), envelopeChecks(), robustnessChecks(), restartChecks(),
 		replicaChecks(),
+		taskChecks(),
 	} {
 		defs = append(defs, section...)
 	}

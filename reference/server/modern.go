@@ -1,0 +1,261 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
+	"github.com/mcp-conform/mcp-conform/reference/tasks"
+	"github.com/mcp-conform/mcp-conform/reference/tools"
+)
+
+// The sessionless revision: no initialize and no sessions; every request
+// names its version in the MCP-Protocol-Version header and in
+// _meta["io.modelcontextprotocol/protocolVersion"]. Closing a response
+// stream cancels its request, so a call that must outlive its connection
+// runs as a task of the io.modelcontextprotocol/tasks extension.
+const (
+	modernVersion   = "2026-07-28"
+	tasksExtension  = "io.modelcontextprotocol/tasks"
+	headerMcpName   = "Mcp-Name"
+	headerMcpMethod = "Mcp-Method"
+	metaVersion     = "io.modelcontextprotocol/protocolVersion"
+	metaClientCaps  = "io.modelcontextprotocol/clientCapabilities"
+	// CodeHeaderMismatch: a header disagrees with the body (Mcp-Name,
+	// MCP-Protocol-Version); CodeMissingCapability: the request needs a
+	// client capability it did not declare.
+	CodeHeaderMismatch    = -32020
+	CodeMissingCapability = -32021
+)
+
+// speaksModern reports a request in the sessionless revision.
+func speaksModern(r *http.Request) bool { return r.Header.Get(headerProtocolVersion) == modernVersion }
+
+// modern serves the sessionless revision: the go-sdk's stateless handler,
+// with one mcp.Server per principal (its tools act for that principal),
+// and the tasks extension in front of it.
+type modern struct {
+	handler *mcp.StreamableHTTPHandler
+	mu      sync.Mutex
+	servers map[string]*mcp.Server
+}
+
+// modernPrincipalKey carries the request's principal to getServer.
+type modernPrincipalKey struct{}
+
+func (s *Server) newModern() *modern {
+	m := &modern{servers: map[string]*mcp.Server{}}
+	m.handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		principal, _ := r.Context().Value(modernPrincipalKey{}).(string)
+		return s.modernServer(m, principal)
+	}, &mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: s.cfg.MaxBodyBytes, Logger: s.sdkLog})
+	return m
+}
+
+// modernServer returns principal's go-sdk server, made on first use.
+func (s *Server) modernServer(m *modern, principal string) *mcp.Server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if srv := m.servers[principal]; srv != nil {
+		return srv
+	}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	caps.AddExtension(tasksExtension, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-conform-reference", Version: Version}, &mcp.ServerOptions{
+		SupportedProtocolVersions: append([]string{modernVersion}, legacyVersions...),
+		SchemaCache:               s.schemas,
+		Logger:                    s.sdkLog,
+		Capabilities:              caps,
+	})
+	srv.AddReceivingMiddleware(s.announceTasks)
+	tools.Register(srv, tools.Deps{Session: &modernSession{principal: principal}, Jobs: s.jobs, Clock: s.cfg.Clock, Logger: s.log})
+	m.servers[principal] = srv
+	return srv
+}
+
+// modernSession is the tools' view of a sessionless principal: state that
+// would be per session is per principal.
+type modernSession struct {
+	principal string
+	counter   atomic.Int64
+}
+
+func (m *modernSession) IncrementCounter() int64 { return m.counter.Add(1) }
+func (m *modernSession) Done() <-chan struct{}   { return nil } // never: no session ends
+func (m *modernSession) JobOwner() jobs.Owner    { return jobs.Owner{Principal: m.principal} }
+
+// serveModern answers a request that speaks the sessionless revision.
+// Mcp-Session-Id and Last-Event-ID mean nothing there and are ignored.
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, principal string) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeRPCError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "Method not allowed: protocol "+modernVersion+" has no sessions or standalone streams; use POST", nil)
+		return
+	}
+	r.Header.Del(headerSessionID)
+	r.Header.Del(headerLastEventID)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, "Bad Request: reading body: "+err.Error(), nil)
+		return
+	}
+	if s.serveModernTask(w, r, principal, body) {
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	s.modern.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), modernPrincipalKey{}, principal)))
+}
+
+// modernRequest is a POST body of the sessionless revision, as far as the
+// tasks extension needs it.
+type modernRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		TaskID    string          `json:"taskId"`
+		Meta      map[string]any  `json:"_meta"`
+		Task      *struct {
+			TTLMs *int64 `json:"ttlMs"`
+		} `json:"task"`
+	} `json:"params"`
+}
+
+// declaresTasks reports the per-request declaration of the extension.
+func (m modernRequest) declaresTasks() bool {
+	caps, _ := m.Params.Meta[metaClientCaps].(map[string]any)
+	ext, _ := caps["extensions"].(map[string]any)
+	_, ok := ext[tasksExtension]
+	return ok
+}
+
+// serveModernTask answers the extension's requests; it reports false for
+// a body the go-sdk serves (a tools/call of a client that did not declare
+// the extension is an ordinary call: no task may be returned to it).
+func (s *Server) serveModernTask(w http.ResponseWriter, r *http.Request, principal string, body []byte) bool {
+	var m modernRequest
+	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 || string(m.ID) == "null" {
+		return false
+	}
+	switch m.Method {
+	case "tools/call":
+		if !m.declaresTasks() || !slices.Contains(tools.TaskTools, m.Params.Name) {
+			return false
+		}
+	case "tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list":
+	default:
+		return false
+	}
+	status, result, rerr := s.answerModernTask(r, m, principal)
+	if rerr != nil {
+		writeRPCErrorID(w, status, rerr.Code, rerr.Message, rerr.Data, m.ID)
+		return true
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result"`
+	}{"2.0", m.ID, result})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	return true
+}
+
+// modernTask is the extension's flat task.
+type modernTask struct {
+	ResultType     string       `json:"resultType,omitempty"`
+	TaskID         string       `json:"taskId"`
+	Status         tasks.Status `json:"status"`
+	StatusMessage  string       `json:"statusMessage,omitempty"`
+	CreatedAt      string       `json:"createdAt"`
+	LastUpdatedAt  string       `json:"lastUpdatedAt"`
+	TTLMs          int64        `json:"ttlMs"`
+	PollIntervalMs int64        `json:"pollIntervalMs,omitempty"`
+	// Result or Error is the outcome, inline, once the task has one.
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *tasks.Error    `json:"error,omitempty"`
+}
+
+func modernWire(snap tasks.Snapshot) modernTask {
+	t := snap.Wire()
+	out := modernTask{
+		TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
+		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval,
+	}
+	if o := snap.Outcome; o != nil {
+		out.Result, out.Error = o.Result, o.Error
+	}
+	return out
+}
+
+func (s *Server) answerModernTask(r *http.Request, m modernRequest, principal string) (int, any, *tasks.Error) {
+	if v, ok := m.Params.Meta[metaVersion].(string); ok && v != modernVersion {
+		return http.StatusBadRequest, nil, &tasks.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("_meta %s %q does not match the %s header %q", metaVersion, v, headerProtocolVersion, modernVersion)}
+	}
+	if got := r.Header.Get(headerMcpMethod); got != m.Method {
+		return http.StatusBadRequest, nil, &tasks.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("%s header %q does not match the method %q", headerMcpMethod, got, m.Method)}
+	}
+	switch m.Method {
+	case "tasks/result", "tasks/list":
+		return http.StatusNotFound, nil, &tasks.Error{Code: CodeMethodNotFound, Message: m.Method + " does not exist in the " + tasksExtension + " extension: tasks/get carries the result"}
+	case "tools/call":
+		if name := r.Header.Get(headerMcpName); name != m.Params.Name {
+			return http.StatusBadRequest, nil, &tasks.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("%s header %q does not match params.name %q", headerMcpName, name, m.Params.Name)}
+		}
+		return s.createModernTask(m, principal)
+	}
+	if !m.declaresTasks() {
+		return http.StatusBadRequest, nil, &tasks.Error{Code: CodeMissingCapability, Message: m.Method + " needs the " + tasksExtension + " extension declared in _meta " + metaClientCaps + ".extensions",
+			Data: map[string]any{"required": []string{tasksExtension}}}
+	}
+	if name := r.Header.Get(headerMcpName); name != m.Params.TaskID {
+		return http.StatusBadRequest, nil, &tasks.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("%s header %q does not match params.taskId %q", headerMcpName, name, m.Params.TaskID)}
+	}
+	switch m.Method {
+	case "tasks/get":
+		snap, err := s.tasks.Get(principal, m.Params.TaskID)
+		if err != nil {
+			return http.StatusOK, nil, taskError(err)
+		}
+		return http.StatusOK, modernWire(snap), nil
+	case "tasks/cancel":
+		// Idempotent: cancelling a finished or cancelled task is acknowledged.
+		if _, err := s.tasks.Cancel(principal, m.Params.TaskID); err != nil && !errors.Is(err, tasks.ErrTerminal) {
+			return http.StatusOK, nil, taskError(err)
+		}
+		return http.StatusOK, struct{}{}, nil
+	default: // tasks/update
+		snap, err := s.tasks.Get(principal, m.Params.TaskID)
+		if err != nil {
+			return http.StatusOK, nil, taskError(err)
+		}
+		return http.StatusOK, nil, invalidParams("task %s is %s, not waiting for input", snap.ID, snap.Status)
+	}
+}
+
+// createModernTask starts a task-returning tools/call.
+func (s *Server) createModernTask(m modernRequest, principal string) (int, any, *tasks.Error) {
+	var ttlMs *int64
+	if m.Params.Task != nil {
+		ttlMs = m.Params.Task.TTLMs
+	}
+	snap, rerr := s.startTask(jobs.Owner{Principal: principal}, m.Params.Name, m.Params.Arguments, ttlMs)
+	if rerr != nil {
+		return http.StatusOK, nil, rerr
+	}
+	t := modernWire(snap)
+	t.ResultType = "task"
+	return http.StatusOK, t, nil
+}

@@ -1,0 +1,270 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-conform/mcp-conform/reference/jobs"
+	"github.com/mcp-conform/mcp-conform/reference/tasks"
+	"github.com/mcp-conform/mcp-conform/reference/tools"
+)
+
+// CodeInvalidParams answers a task request about an unknown task.
+const CodeInvalidParams = -32602
+
+// tasksVersion is the first protocol revision with tasks.
+const tasksVersion = "2025-11-25"
+
+// taskMessage is a POST body the server answers itself: the go-sdk knows
+// no tasks, so task requests and task-augmented tool calls never reach it.
+type taskMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// taskRequest reports whether body is a single request about tasks: a
+// tasks/* method, or a tools/call with params.task.
+func taskRequest(body []byte) (taskMessage, bool) {
+	var m taskMessage
+	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 || string(m.ID) == "null" {
+		return m, false
+	}
+	switch m.Method {
+	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+		return m, true
+	case "tools/call":
+		var p struct {
+			Task json.RawMessage `json:"task"`
+		}
+		return m, json.Unmarshal(m.Params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
+	}
+	return m, false
+}
+
+// serveTask answers a task request of sess's principal; it reports false
+// if body is none, for the go-sdk to serve. A task is the principal's
+// (anonymous requestors share "" and hold the unguessable id), never the
+// session's: another session of the same principal reaches it.
+func (s *Server) serveTask(w http.ResponseWriter, r *http.Request, sess *session, body []byte) bool {
+	m, ok := taskRequest(body)
+	if !ok {
+		return false
+	}
+	owner := sess.principal
+	result, rerr := s.answerTask(r.Context(), m, owner, sess.id)
+	if rerr != nil {
+		writeRPCErrorID(w, http.StatusOK, rerr.Code, rerr.Message, rerr.Data, m.ID)
+		return true
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result"`
+	}{"2.0", m.ID, result})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	return true
+}
+
+func invalidParams(format string, a ...any) *tasks.Error {
+	return &tasks.Error{Code: CodeInvalidParams, Message: fmt.Sprintf(format, a...)}
+}
+
+// taskError maps the store's errors to JSON-RPC: every refusal about a
+// task id is invalid params (-32602), as the spec says.
+func taskError(err error) *tasks.Error {
+	if errors.Is(err, tasks.ErrFull) {
+		return &tasks.Error{Code: CodeInternalError, Message: err.Error()}
+	}
+	return invalidParams("%v", err)
+}
+
+func (s *Server) answerTask(ctx context.Context, m taskMessage, owner, sessionID string) (json.RawMessage, *tasks.Error) {
+	var p struct {
+		TaskID string `json:"taskId"`
+		Cursor string `json:"cursor"`
+	}
+	if len(m.Params) > 0 && json.Unmarshal(m.Params, &p) != nil {
+		return nil, invalidParams("params must be an object")
+	}
+	wire := func(snap tasks.Snapshot, err error) (json.RawMessage, *tasks.Error) {
+		if err != nil {
+			return nil, taskError(err)
+		}
+		b, _ := json.Marshal(snap.Wire())
+		return b, nil
+	}
+	switch m.Method {
+	case "tools/call":
+		return s.createTask(m.Params, owner, sessionID)
+	case "tasks/get":
+		return wire(s.tasks.Get(owner, p.TaskID))
+	case "tasks/cancel":
+		return wire(s.tasks.Cancel(owner, p.TaskID))
+	case "tasks/list":
+		if !s.tasksListed() {
+			return nil, &tasks.Error{Code: CodeMethodNotFound, Message: "tasks/list needs an authorization context (run with bearer tokens)"}
+		}
+		page, next, err := s.tasks.List(owner, p.Cursor)
+		if err != nil {
+			return nil, invalidParams("%v", err)
+		}
+		out := struct {
+			Tasks      []tasks.Task `json:"tasks"`
+			NextCursor string       `json:"nextCursor,omitempty"`
+		}{Tasks: []tasks.Task{}, NextCursor: next}
+		for _, t := range page {
+			out.Tasks = append(out.Tasks, t.Wire())
+		}
+		b, _ := json.Marshal(out)
+		return b, nil
+	case "tasks/result":
+		// Blocks until the task is terminal; a dropped connection ends the
+		// wait, never the task.
+		snap, err := s.tasks.Result(ctx, owner, p.TaskID)
+		if err != nil {
+			return nil, taskError(err)
+		}
+		if snap.Outcome == nil { // cancelled
+			return nil, &tasks.Error{Code: CodeInvalidRequest, Message: "task was cancelled", Data: map[string]any{"taskId": snap.ID, "status": snap.Status}}
+		}
+		if snap.Outcome.Error != nil {
+			return nil, snap.Outcome.Error
+		}
+		res, err := tasks.WithRelatedTask(snap.Outcome.Result, snap.ID)
+		if err != nil {
+			return nil, &tasks.Error{Code: CodeInternalError, Message: err.Error()}
+		}
+		return res, nil
+	}
+	return nil, &tasks.Error{Code: CodeMethodNotFound, Message: "method not found: " + m.Method}
+}
+
+// tasksListed: only a server that can tell requestors apart lists tasks.
+func (s *Server) tasksListed() bool { return len(s.cfg.BearerTokens) > 0 }
+
+// createTask starts a task-augmented tools/call. The task is in the store
+// before the CreateTaskResult is written (durable creation).
+func (s *Server) createTask(params json.RawMessage, owner, sessionID string) (json.RawMessage, *tasks.Error) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Task      struct {
+			TTL *int64 `json:"ttl"`
+		} `json:"task"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams("params: %v", err)
+	}
+	if !slices.Contains(tools.TaskTools, p.Name) {
+		return nil, &tasks.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("tool %q does not support tasks (execution.taskSupport is forbidden)", p.Name)}
+	}
+	snap, rerr := s.startTask(jobs.Owner{Principal: owner, Session: sessionID}, p.Name, p.Arguments, p.Task.TTL)
+	if rerr != nil {
+		return nil, rerr
+	}
+	b, _ := json.Marshal(map[string]any{"task": snap.Wire()})
+	return b, nil
+}
+
+// startTask validates a task tool's arguments and creates its task for
+// owner.Principal; ttlMs nil means the default. The task is in the store
+// when it returns, before any answer is written (durable creation).
+func (s *Server) startTask(owner jobs.Owner, name string, args json.RawMessage, ttlMs *int64) (tasks.Snapshot, *tasks.Error) {
+	work, err := tools.TaskWork(tools.TaskDeps{Jobs: s.jobs, Clock: s.cfg.Clock, Owner: owner}, name, args)
+	if err != nil {
+		return tasks.Snapshot{}, invalidParams("%v", err)
+	}
+	var ttl *time.Duration
+	if ttlMs != nil {
+		d := time.Duration(*ttlMs) * time.Millisecond
+		ttl = &d
+	}
+	snap, err := s.tasks.Create(owner.Principal, ttl, func(ctx context.Context) tasks.Outcome {
+		res := work(ctx)
+		b, err := json.Marshal(res)
+		if err != nil {
+			return tasks.Outcome{Error: &tasks.Error{Code: CodeInternalError, Message: err.Error()}}
+		}
+		return tasks.Outcome{Result: b, IsError: res.IsError}
+	})
+	if err != nil {
+		return tasks.Snapshot{}, taskError(err)
+	}
+	s.log.Info("task created", "task", snap.ID, "tool", name, "principal", owner.Principal)
+	return snap, nil
+}
+
+// taskSupport is a tool's execution member in tools/list.
+type taskSupport struct {
+	TaskSupport string `json:"taskSupport"`
+}
+
+// taskTool is a tool as listed with its execution member; the go-sdk's
+// Tool has none.
+type taskTool struct {
+	*mcp.Tool
+	Execution *taskSupport `json:"execution,omitempty"`
+}
+
+// taskToolsResult is tools/list's result with task support marked; its
+// tools field shadows the embedded one.
+type taskToolsResult struct {
+	*mcp.ListToolsResult
+	Tools []taskTool `json:"tools"`
+}
+
+// taskInitResult is the InitializeResult with the tasks capability.
+type taskInitResult struct {
+	*mcp.InitializeResult
+	Capabilities taskCapabilities `json:"capabilities"`
+}
+
+type taskCapabilities struct {
+	*mcp.ServerCapabilities
+	Tasks map[string]any `json:"tasks,omitempty"`
+}
+
+// announceTasks declares the tasks capability at initialize (from
+// 2025-11-25) and each tool's task support in tools/list.
+func (s *Server) announceTasks(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			if r.ProtocolVersion < tasksVersion || r.Capabilities == nil {
+				return res, nil
+			}
+			caps := map[string]any{
+				"cancel":   map[string]any{},
+				"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
+			}
+			if s.tasksListed() {
+				caps["list"] = map[string]any{}
+			}
+			return &taskInitResult{InitializeResult: r, Capabilities: taskCapabilities{ServerCapabilities: r.Capabilities, Tasks: caps}}, nil
+		case *mcp.ListToolsResult:
+			out := &taskToolsResult{ListToolsResult: r, Tools: make([]taskTool, len(r.Tools))}
+			for i, t := range r.Tools {
+				out.Tools[i] = taskTool{Tool: t}
+				if slices.Contains(tools.TaskTools, t.Name) {
+					out.Tools[i].Execution = &taskSupport{TaskSupport: "optional"}
+				}
+			}
+			return out, nil
+		}
+		return res, nil
+	}
+}

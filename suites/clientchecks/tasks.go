@@ -1,0 +1,167 @@
+package clientchecks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/contract"
+)
+
+// The task scenario: long_operation as a task, taskSteps × taskInterval
+// long; the scripted server suggests taskPoll.
+const (
+	taskPoll     = 300 * time.Millisecond
+	taskSteps    = 5
+	taskInterval = 400 * time.Millisecond
+	// taskLeeway is how much sooner than taskPoll a poll may come (timer
+	// and scheduling jitter).
+	taskLeeway = taskPoll / 10
+)
+
+// taskRun is the scenario's call as a task (task-call) or its resumption.
+func taskRun(a contract.Action) contract.Run {
+	r := contract.Run{Action: a}
+	if a == contract.ActionTaskCall {
+		r = callRun("long_operation", map[string]any{"steps": taskSteps, "interval_ms": taskInterval.Milliseconds()})
+		r.Action = a
+	}
+	return r
+}
+
+// isTaskCall reports a task-augmented tools/call.
+func (x exchange) isTaskCall() bool {
+	var p struct {
+		Task json.RawMessage `json:"task"`
+	}
+	return x.RPC.Method == "tools/call" && json.Unmarshal(x.RPC.Params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
+}
+
+// taskID is the taskId a tasks/* request names.
+func (x exchange) taskID() string {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	json.Unmarshal(x.RPC.Params, &p)
+	return p.TaskID
+}
+
+// createdTask is the task id of a CreateTaskResult the server sent.
+func (x exchange) createdTask() string {
+	bodies := [][]byte{x.Body}
+	for _, ev := range x.Events {
+		bodies = append(bodies, []byte(ev.Data))
+	}
+	for _, b := range bodies {
+		var m struct {
+			Result struct {
+				Task struct {
+					TaskID string `json:"taskId"`
+				} `json:"task"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(b, &m) == nil && m.Result.Task.TaskID != "" {
+			return m.Result.Task.TaskID
+		}
+	}
+	return ""
+}
+
+// taskCalls are run n's task-augmented tools/call requests.
+func (e *clientEnv) taskCalls(n int) []exchange {
+	return slices.DeleteFunc(e.exchanges(n), func(x exchange) bool { return !x.isTaskCall() })
+}
+
+// taskGets are run n's tasks/get requests.
+func (e *clientEnv) taskGets(n int) []exchange {
+	return slices.DeleteFunc(e.exchanges(n), func(x exchange) bool { return x.RPC.Method != "tasks/get" })
+}
+
+// killedTask starts task-call and SIGKILLs it once it printed a task line
+// (it has the id) and the server has seen polls of its tasks/get; it
+// returns the run and the id of the task the server created.
+func (e *clientEnv) killedTask(ctx context.Context, polls int) (*clientRun, string) {
+	e.Helper()
+	a := e.start(taskRun(contract.ActionTaskCall))
+	l := a.waitLine(ctx, "a task line with the created task's id", func(l outLine) bool { return l.Type == contract.LineTask && l.TaskID != "" })
+	if polls > 0 {
+		e.waitForDuring(ctx, a, fmt.Sprintf("%d tasks/get", polls), func(exchange) bool { return len(e.taskGets(a.n)) >= polls })
+	}
+	a.kill()
+	calls := e.taskCalls(a.n)
+	e.Expect(calls).To(HaveLen(1), "run %d sent %d task-augmented tools/call, want one", a.n, len(calls))
+	id := calls[0].createdTask()
+	e.Expect(id).NotTo(BeEmpty(), "the server's CreateTaskResult")
+	e.Expect(l.TaskID).To(Equal(id), "the task line names the task the server created")
+	return a, id
+}
+
+// expectPolls expects run n's tasks/get to name id, at least one.
+func (e *clientEnv) expectPolls(n int, id string) []exchange {
+	e.Helper()
+	gets := e.taskGets(n)
+	e.Expect(gets).NotTo(BeEmpty(), "run %d never polled the task with tasks/get", n)
+	for _, x := range gets {
+		e.Expect(x.taskID()).To(Equal(id), "run %d polled another task than the stored one", n)
+	}
+	return gets
+}
+
+// taskStatuses are a run's task lines' statuses, in order.
+func taskStatuses(cr *clientRun) string {
+	var s []string
+	for _, l := range cr.ofType(contract.LineTask) {
+		s = append(s, l.Status)
+	}
+	return strings.Join(s, " ")
+}
+
+// taskChecks are the client checks of calls run as tasks.
+func taskChecks() []def {
+	done := fmt.Sprintf("completed %d steps", taskSteps)
+	return []def{
+		{id: "CLI-TASK-PERSIST", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+			_, id := e.killedTask(ctx, 0)
+			b := e.run(ctx, actionRun(contract.ActionShow))
+			stored := b.ofType(contract.LineStored)
+			e.Expect(stored).To(HaveLen(1), "show prints one stored line")
+			e.Expect(stored[0].TaskID).To(Equal(id), "the stored task id after the kill")
+		}},
+
+		{id: "CLI-TASK-POLL-AFTER-KILL", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+			_, id := e.killedTask(ctx, 0)
+			b := e.run(ctx, taskRun(contract.ActionTaskResume))
+			e.expectPolls(b.n, id)
+			e.Expect(taskStatuses(b)).To(HaveSuffix("completed"), "the restarted client's task lines end with the task completed")
+			e.Expect(resultText(b.result().Result)).To(Equal(done), "the task's result")
+		}},
+
+		{id: "CLI-TASK-POLL-INTERVAL", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+			a, id := e.killedTask(ctx, 3)
+			b := e.run(ctx, taskRun(contract.ActionTaskResume))
+			for _, n := range []int{a.n, b.n} {
+				gets := e.taskGets(n) // the killed run polled at least three times
+				for _, x := range gets {
+					e.Expect(x.taskID()).To(Equal(id), "run %d polled another task than its own", n)
+				}
+				for i := 1; i < len(gets); i++ {
+					gap := gets[i].At.Sub(gets[i-1].At)
+					e.Expect(gap).To(BeNumerically(">=", taskPoll-taskLeeway), "run %d's tasks/get %d came %v after the one before; the task's pollInterval is %v", n, i+1, gap, taskPoll)
+				}
+			}
+		}},
+
+		{id: "CLI-TASK-NO-RECREATE", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+			_, id := e.killedTask(ctx, 0)
+			b := e.run(ctx, taskRun(contract.ActionTaskCall))
+			e.Expect(e.taskCalls(b.n)).To(BeEmpty(), "asked for the same call again, the client created another task instead of polling task %s", id)
+			e.expectPolls(b.n, id)
+			e.Expect(resultText(b.result().Result)).To(Equal(done), "the task's result")
+		}},
+	}
+}
