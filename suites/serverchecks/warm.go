@@ -10,6 +10,10 @@ import (
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
+// SessionLost begins the diagnosis of a check whose held session the
+// target expired: what failed after it follows from that.
+const SessionLost = "the session expired during the check"
+
 // watch looks after a session the check made, unless the check is about
 // idleness or restarts the target:
 //   - it keeps the session warm: a tools/list straight to the target (past
@@ -35,7 +39,7 @@ func (e *env) watch(c *wire.Client, sid string) {
 		if err != nil || resp.Status != http.StatusNotFound {
 			return ""
 		}
-		return fmt.Sprintf("the session expired during the check: tools/list on it got 404 %v after it was created%s. "+
+		return fmt.Sprintf(SessionLost+": tools/list on it got 404 %v after it was created%s. "+
 			"A session the check holds must not expire (see GRACE-LIVE-STREAM and GRACE-ACTIVITY-RESETS); what the check saw after that follows from it:",
 			time.Since(born).Round(100*time.Millisecond), e.warmNote())
 	})
