@@ -77,6 +77,8 @@ func New(cfg Config) (*Server, error) {
 			MaxTTL:       cfg.TaskMaxTTL,
 			PollInterval: cfg.TaskPollInterval,
 			Clock:        cfg.Clock,
+			Shared:       sharedTasks(cfg.Store),
+			Lease:        leaseTTL(cfg.ReaperInterval),
 		}),
 	}
 	s.store = cfg.Store

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
+	"github.com/mcp-conform/mcp-conform/reference/store"
 	"github.com/mcp-conform/mcp-conform/reference/tasks"
 	"github.com/mcp-conform/mcp-conform/reference/tools"
 )
@@ -267,4 +268,13 @@ func (s *Server) announceTasks(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// sharedTasks is where tasks live for every replica: the store's, on a
+// shared store; nil keeps them in this process.
+func sharedTasks(st store.Store) tasks.Shared {
+	if st == nil || !st.Shared() {
+		return nil
+	}
+	return st.Tasks()
 }

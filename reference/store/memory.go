@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
+	"github.com/mcp-conform/mcp-conform/reference/tasks"
 )
 
 // Memory is the in-process Store: one replica owns every session, and its
@@ -42,6 +43,8 @@ func (m *Memory) Close() error   { return nil }
 
 // Jobs is nil: the jobs store of the one process holds every job.
 func (m *Memory) Jobs() jobs.Mirror { return nil }
+
+func (m *Memory) Tasks() tasks.Shared { return nil }
 
 func (m *Memory) Create(_ context.Context, s Session, now time.Time) error {
 	m.mu.Lock()

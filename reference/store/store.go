@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
+	"github.com/mcp-conform/mcp-conform/reference/tasks"
 )
 
 // Session is a session table record.
@@ -76,6 +77,8 @@ type Store interface {
 	Events() Events
 	// Jobs shares jobs and resume tokens between replicas; nil in one process.
 	Jobs() jobs.Mirror
+	// Tasks holds tasks for every replica; nil in one process.
+	Tasks() tasks.Shared
 	// Follow delivers every event appended to the stream from now on,
 	// until ctx ends, in append order. It returns once subscribed.
 	Follow(ctx context.Context, sessionID, streamID string) (<-chan eventstore.Event, error)

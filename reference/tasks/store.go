@@ -87,6 +87,12 @@ type Options struct {
 	// OnStatus, if set, is called (outside the store's lock) after every
 	// status change, for notifications/tasks/status.
 	OnStatus func(Snapshot)
+	// Shared, if set, holds the tasks for every replica (see Shared);
+	// nil keeps them in this process only.
+	Shared Shared
+	// Lease and ResultPoll apply with Shared (zero: the defaults).
+	Lease      time.Duration
+	ResultPoll time.Duration
 }
 
 // Snapshot is a task as a requestor sees it.
@@ -142,6 +148,12 @@ func New(opts Options) *Store {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.ResultPoll <= 0 {
+		opts.ResultPoll = DefaultResultPoll
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Store{opts: opts, ctx: ctx, stop: stop, tasks: map[string]*task{}}
 }
@@ -174,9 +186,27 @@ func (s *Store) Create(owner string, ttl *time.Duration, run RunFunc) (Snapshot,
 	s.order = append(s.order, k.ID)
 	snap := k.Snapshot
 	s.mu.Unlock()
+	if s.opts.Shared != nil {
+		pctx, pcancel := s.op()
+		_, err := s.opts.Shared.Put(pctx, snap, now.Add(s.opts.Lease), true)
+		pcancel()
+		if err != nil {
+			s.mu.Lock()
+			delete(s.tasks, k.ID)
+			s.order = slices.DeleteFunc(s.order, func(id string) bool { return id == k.ID })
+			s.mu.Unlock()
+			cancel()
+			return Snapshot{}, fmt.Errorf("storing task: %w", err)
+		}
+	}
 
 	s.wg.Go(func() {
 		out := run(ctx)
+		if s.ctx.Err() != nil {
+			// The store closes (shutdown or restart): the work was cut.
+			s.finish(k, Failed, lostOutcome(ShutdownMessage), ShutdownMessage)
+			return
+		}
 		st := Completed
 		if out.Error != nil || out.IsError {
 			st = Failed
@@ -205,10 +235,30 @@ func (s *Store) finish(k *task, st Status, out *Outcome, msg string) bool {
 		s.mu.Unlock()
 		return false
 	}
-	k.Status, k.Outcome, k.StatusMessage = st, out, msg
-	k.LastUpdatedAt = s.opts.Clock.Now()
-	close(k.done)
 	snap := k.Snapshot
+	s.mu.Unlock()
+	snap.Status, snap.Outcome, snap.StatusMessage = st, out, msg
+	snap.LastUpdatedAt = s.opts.Clock.Now()
+	if s.opts.Shared != nil {
+		// A terminal status stored first (a cancel on another replica) wins.
+		ctx, cancel := s.op()
+		if stored, err := s.opts.Shared.Put(ctx, snap, snap.LastUpdatedAt, false); err == nil && stored.Status.Terminal() {
+			snap = stored
+		}
+		cancel()
+	}
+	return s.finishLocal(k, snap)
+}
+
+// finishLocal gives k the terminal snapshot snap unless it has one already.
+func (s *Store) finishLocal(k *task, snap Snapshot) bool {
+	s.mu.Lock()
+	if k.Status.Terminal() {
+		s.mu.Unlock()
+		return false
+	}
+	k.Snapshot = snap
+	close(k.done)
 	s.mu.Unlock()
 	k.cancel()
 	if s.opts.OnStatus != nil {
@@ -229,12 +279,17 @@ func (s *Store) lookupLocked(owner, id string) (*task, error) {
 
 // expiredLocked: a terminal task is deleted once ttl has passed since its
 // creation; a running one is kept until it ends.
-func (s *Store) expiredLocked(k *task, now time.Time) bool {
+func (s *Store) expiredLocked(k *task, now time.Time) bool { return expired(k.Snapshot, now) }
+
+func expired(k Snapshot, now time.Time) bool {
 	return k.Status.Terminal() && !now.Before(k.CreatedAt.Add(k.TTL))
 }
 
 // Get returns owner's task id.
 func (s *Store) Get(owner, id string) (Snapshot, error) {
+	if s.opts.Shared != nil {
+		return s.loadShared(owner, id)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, err := s.lookupLocked(owner, id)
@@ -247,6 +302,9 @@ func (s *Store) Get(owner, id string) (Snapshot, error) {
 // Result waits until owner's task id is terminal (or ctx ends) and returns
 // it. It can be called any number of times until the task is purged.
 func (s *Store) Result(ctx context.Context, owner, id string) (Snapshot, error) {
+	if s.opts.Shared != nil {
+		return s.sharedResult(ctx, owner, id)
+	}
 	s.mu.Lock()
 	k, err := s.lookupLocked(owner, id)
 	s.mu.Unlock()
@@ -266,6 +324,9 @@ func (s *Store) Result(ctx context.Context, owner, id string) (Snapshot, error) 
 // Cancel cancels owner's task id. A terminal task is refused with
 // ErrTerminal; the task is cancelled before Cancel returns.
 func (s *Store) Cancel(owner, id string) (Snapshot, error) {
+	if s.opts.Shared != nil {
+		return s.sharedCancel(owner, id)
+	}
 	s.mu.Lock()
 	k, err := s.lookupLocked(owner, id)
 	if err == nil && k.Status.Terminal() {
@@ -283,6 +344,9 @@ func (s *Store) Cancel(owner, id string) (Snapshot, error) {
 // id from a previous page's next; "" for the first page). next is "" on
 // the last page.
 func (s *Store) List(owner, cursor string) (page []Snapshot, next string, err error) {
+	if s.opts.Shared != nil {
+		return s.sharedList(owner, cursor)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Clock.Now()
@@ -337,12 +401,20 @@ func (s *Store) Len() int {
 func (s *Store) Run(ctx context.Context) {
 	t := s.opts.Clock.NewTicker(max(s.opts.PollInterval, time.Second))
 	defer t.Stop()
+	var renew <-chan time.Time
+	if s.opts.Shared != nil {
+		r := s.opts.Clock.NewTicker(s.opts.Lease / 5)
+		defer r.Stop()
+		renew = r.C()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
 			s.Sweep()
+		case <-renew:
+			s.renew()
 		}
 	}
 }
