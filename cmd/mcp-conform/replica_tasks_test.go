@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/redistest"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/reference/tasks"
+)
+
+// TestReplicaKilledTask: a task running on replica A when A is killed
+// (SIGKILL) is reported failed on replica B once A's lease lapses: a
+// waiting tasks/result is answered with -32603, tasks/get says why.
+func TestReplicaKilledTask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs two replicas")
+	}
+	t.Parallel()
+	exe := buildCLI(t)
+	rs := redistest.Start(t)
+	urlA, cmdA := startReplica(t, exe, rs.URL(0))
+	urlB, _ := startReplica(t, exe, rs.URL(0))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, b := wire.New(urlA), wire.New(urlB)
+	sid, err := a.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rpc := func(c *wire.Client, method string, params map[string]any) wire.Message {
+		t.Helper()
+		resp, err := c.Call(ctx, sid, method, params)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		m, err := resp.Result()
+		if err != nil {
+			t.Fatalf("%s: %v (%s)", method, err, resp.Body)
+		}
+		return m
+	}
+	p := wire.ToolParams("long_operation", map[string]any{"steps": 300, "interval_ms": 100}, "")
+	p["task"] = map[string]any{}
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	if m := rpc(a, "tools/call", p); m.Error != nil || json.Unmarshal(m.Result, &created) != nil || created.Task.TaskID == "" {
+		t.Fatalf("CreateTaskResult on A: %+v %s", m.Error, m.Result)
+	}
+	arg := map[string]any{"taskId": created.Task.TaskID}
+	if m := rpc(b, "tasks/get", arg); m.Error != nil || !strings.Contains(string(m.Result), `"working"`) {
+		t.Fatalf("tasks/get on B before the kill: %+v %s", m.Error, m.Result)
+	}
+	cmdA.Process.Kill()
+	m := rpc(b, "tasks/result", arg)
+	if m.Error == nil || m.Error.Code != -32603 || !strings.Contains(m.Error.Message, "lease lapsed") {
+		t.Fatalf("tasks/result on B after A was killed: %+v %s, want -32603 (replica lost)", m.Error, m.Result)
+	}
+	if m := rpc(b, "tasks/get", arg); m.Error != nil || !strings.Contains(string(m.Result), `"failed"`) || !strings.Contains(string(m.Result), tasks.LostMessage) {
+		t.Fatalf("tasks/get on B after A was killed: %+v %s", m.Error, m.Result)
+	}
+}
