@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/redistest"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/tasks"
 )
@@ -65,4 +68,44 @@ func TestReplicaKilledTask(t *testing.T) {
 	if m := rpc(b, "tasks/get", arg); m.Error != nil || !strings.Contains(string(m.Result), `"failed"`) || !strings.Contains(string(m.Result), tasks.LostMessage) {
 		t.Fatalf("tasks/get on B after A was killed: %+v %s", m.Error, m.Result)
 	}
+}
+
+// TestTaskRestartOnRedis: TASK-RESTART against `serve --store redis://`
+// run by --server-cmd sees the task survive the restart (the durable
+// case; in memory it sees -32602).
+func TestTaskRestartOnRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and restarts a served reference")
+	}
+	t.Parallel()
+	profile, err := filepath.Abs("../../fixtures/profile.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := buildCLI(t)
+	rs := redistest.Start(t)
+	js := filepath.Join(t.TempDir(), "r.json")
+	out, errOut, code := runSelf(t, suiteTimeout, "server",
+		"--server-cmd", fmt.Sprintf("%q serve --addr 127.0.0.1:{port} --store %s --bearer-token alice=alice-token --bearer-token bob=bob-token "+
+			"--reaper-interval 200ms --idle-threshold 1s --grace-period 1s --event-max-age 3s --event-cleanup-interval 250ms --log-level warn", exe, rs.URL(0)),
+		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile,
+		"--focus", "^TASK-RESTART:", "--json", js, "--suggest-profile", "")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, c := range readRun(t, js).Checks {
+		if c.ID != "TASK-RESTART" {
+			continue
+		}
+		if c.Verdict != report.Pass {
+			t.Fatalf("TASK-RESTART: %s %s", c.Verdict, c.Message)
+		}
+		for _, e := range c.Timeline {
+			if strings.Contains(e.Text, "survived the restart") {
+				return
+			}
+		}
+		t.Fatalf("TASK-RESTART passed without seeing the task survive:\n%s", out)
+	}
+	t.Fatal("TASK-RESTART did not run")
 }
