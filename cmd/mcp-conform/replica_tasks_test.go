@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/redistest"
 	"github.com/mcp-conform/mcp-conform/internal/report"
@@ -19,17 +17,7 @@ import (
 // (SIGKILL) is reported failed on replica B once A's lease lapses: a
 // waiting tasks/result is answered with -32603, tasks/get says why.
 func TestReplicaKilledTask(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and runs two replicas")
-	}
-	t.Parallel()
-	exe := buildCLI(t)
-	rs := redistest.Start(t)
-	urlA, cmdA := startReplica(t, exe, rs.URL(0))
-	urlB, _ := startReplica(t, exe, rs.URL(0))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, b := wire.New(urlA), wire.New(urlB)
+	ctx, a, b, cmdA := servedReplicas(t)
 	sid, err := a.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)

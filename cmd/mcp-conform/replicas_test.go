@@ -149,11 +149,10 @@ func startReplica(t *testing.T, exe, store string) (string, *exec.Cmd) {
 	return "", nil
 }
 
-// TestReplicaKilled: replica A is killed (SIGKILL) in the middle of a call;
-// the session goes on on replica B with its state, and the call's stream,
-// resumed on B, replays what A stored, then reports the call lost with the
-// envelope's resume hint, once.
-func TestReplicaKilled(t *testing.T) {
+// servedReplicas starts two `serve --store` processes on one Redis and
+// returns clients of both and replica A's process, for a test to kill.
+func servedReplicas(t *testing.T) (ctx context.Context, a, b *wire.Client, cmdA *exec.Cmd) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and runs two replicas")
 	}
@@ -163,8 +162,16 @@ func TestReplicaKilled(t *testing.T) {
 	urlA, cmdA := startReplica(t, exe, rs.URL(0))
 	urlB, _ := startReplica(t, exe, rs.URL(0))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, b := wire.New(urlA), wire.New(urlB)
+	t.Cleanup(cancel)
+	return ctx, wire.New(urlA), wire.New(urlB), cmdA
+}
+
+// TestReplicaKilled: replica A is killed (SIGKILL) in the middle of a call;
+// the session goes on on replica B with its state, and the call's stream,
+// resumed on B, replays what A stored, then reports the call lost with the
+// envelope's resume hint, once.
+func TestReplicaKilled(t *testing.T) {
+	ctx, a, b, cmdA := servedReplicas(t)
 	sid, err := a.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
