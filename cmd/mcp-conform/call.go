@@ -30,6 +30,10 @@ the stored session (DELETE) and clears it. --task runs TOOL as a task
 (params.task): the task id is stored in DIR at once and the task polled at
 its pollInterval to its result, printing a task line per status; --resume
 then polls the stored task (in a new session if need be) instead.
+With --protocol-version 2026-07-28 there is no session: the client asks
+server/discover, declares the io.modelcontextprotocol/tasks extension on
+every request and reads the task's result inline from tasks/get; only
+--task calls, --resume of a stored task and listing tools work there.
 
 Exit status: 0 success, 1 failure (including a tool result with isError),
 2 usage error.
@@ -57,7 +61,7 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	fs.BoolVar(&f.disconnect, "disconnect", false, "end the stored session (DELETE) and clear it")
 	fs.BoolVar(&f.task, "task", false, "run TOOL as a task: store its id, poll it to its result (--resume polls a stored task)")
 	fs.StringVar(&f.reconnect, "reconnect", string(client.Auto), "how to rejoin a stored session: reinit (initialize with the stored id), reuse (no initialize), or auto (reuse while a call is in flight, else reinit)")
-	fs.StringVar(&f.version, "protocol-version", client.DefaultProtocolVersion, "protocol version offered in initialize")
+	fs.StringVar(&f.version, "protocol-version", client.DefaultProtocolVersion, "protocol revision: offered in initialize, or 2026-07-28 (no session: server/discover, tasks through the io.modelcontextprotocol/tasks extension)")
 	fs.DurationVar(&f.reconnectDelay, "reconnect-delay", client.DefaultReconnectDelay, "wait before reopening a cut stream when the server sent no retry field")
 	fs.DurationVar(&f.maxReconnectDelay, "max-reconnect-delay", client.DefaultMaxReconnectDelay, "cap of the reconnect delay while attempts keep failing")
 	fs.DurationVar(&f.reconnectWait, "reconnect-wait", 0, "pause before a new session replaces one the server dropped")
@@ -90,6 +94,9 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	case f.reconnectWait < 0 || f.timeout < 0:
 		return nil, usageError{errors.New("--reconnect-wait and --timeout must not be negative")}
 	}
+	if err := client.CheckProtocolVersion(f.version); err != nil {
+		return nil, usageError{fmt.Errorf("--protocol-version: %w", err)}
+	}
 	if len(rest) > 0 {
 		f.tool = rest[0]
 		f.args = json.RawMessage(`{}`)
@@ -100,6 +107,9 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 			return nil, usageError{fmt.Errorf("JSON_ARGS must be a JSON object, got %q", rest[1])}
 		}
 		f.args = json.RawMessage(rest[1])
+	}
+	if f.version == client.ModernProtocolVersion && (f.disconnect || (f.tool != "" && !f.task)) {
+		return nil, usageError{fmt.Errorf("--protocol-version %s has no sessions: a call runs there only as a task (--task), and there is no session to --disconnect", client.ModernProtocolVersion)}
 	}
 	if f.settle == 0 {
 		f.settle = -1 // Options' zero means the default; the flag's means none

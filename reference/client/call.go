@@ -21,6 +21,9 @@ type ToolResult struct {
 // OnNotification as they come. While it runs it is stored as in flight, with
 // its stream's position, so that a restarted client can ResumeCall it.
 func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResult, error) {
+	if c.modern() {
+		return nil, ErrSessionless
+	}
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("tool arguments: %w", err)
@@ -38,6 +41,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResu
 // the server's resume hint names its tool: it is then issued again with the
 // stored resume token.
 func (c *Client) ResumeCall(ctx context.Context) (*ToolResult, error) {
+	if c.modern() {
+		return nil, fmt.Errorf("%w; no task is stored to resume", ErrSessionless)
+	}
 	rec, ok := c.st.latestInFlight()
 	if !ok {
 		return nil, ErrNothingToResume

@@ -24,6 +24,9 @@ func (c *Client) Connect(ctx context.Context) (err error) {
 	defer c.connectMu.Unlock()
 	ctx, cancel := c.bind(ctx)
 	defer cancel()
+	if c.modern() {
+		return c.discover(ctx)
+	}
 	defer func() {
 		// Connected means listening: what the server sends on the
 		// standalone stream right after (even a response) is not missed.

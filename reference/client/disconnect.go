@@ -22,6 +22,9 @@ func (c *Client) Disconnect(ctx context.Context, opts DisconnectOptions) error {
 	if !opts.ClearSession {
 		return c.Close()
 	}
+	if c.modern() {
+		return ErrSessionless
+	}
 	ctx, cancel := c.bind(ctx)
 	defer cancel()
 	sess, err := c.current()

@@ -87,6 +87,11 @@ func (a *answer) close() {
 // send makes one HTTP request with the transport's headers and reads a
 // non-stream answer whole.
 func (c *Client) send(ctx context.Context, method string, sess session, body any, lastEventID string) (*answer, error) {
+	return c.sendHeaders(ctx, method, sess, body, lastEventID, nil)
+}
+
+// sendHeaders is send with extra headers.
+func (c *Client) sendHeaders(ctx context.Context, method string, sess session, body any, lastEventID string, extra http.Header) (*answer, error) {
 	var rd io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)
@@ -114,6 +119,9 @@ func (c *Client) send(ctx context.Context, method string, sess session, body any
 	}
 	if lastEventID != "" {
 		req.Header.Set(headerLastEventID, lastEventID)
+	}
+	for k, v := range extra {
+		req.Header[k] = v
 	}
 	if tok := c.token(); tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)

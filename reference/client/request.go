@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -218,6 +219,19 @@ func (c *Client) goTracked(f func()) bool {
 // of do (the retry-once rule only for the five operations it names). A
 // tools/call sent this way is not stored for ResumeCall: use CallTool.
 func (c *Client) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if c.modern() {
+		m, ok := params.(map[string]any)
+		if !ok {
+			m = map[string]any{}
+			if data, err := json.Marshal(params); err != nil || json.Unmarshal(data, &m) != nil {
+				return nil, fmt.Errorf("%s: params must be a JSON object", method)
+			}
+		}
+		if _, err := c.current(); err != nil {
+			return nil, err
+		}
+		return c.modernRequest(ctx, method, m)
+	}
 	resp, err := c.do(ctx, &operation{method: method, params: params})
 	if err != nil {
 		return nil, err

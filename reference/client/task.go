@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // KeyTask is the task a tool call runs as (JSON TaskRecord), from the
@@ -49,7 +51,7 @@ type TaskLostError struct {
 }
 
 func (e *TaskLostError) Error() string {
-	return fmt.Sprintf("task %s is gone: %v", e.TaskID, e.Cause)
+	return fmt.Sprintf("task %s is gone, forgotten: %v", e.TaskID, e.Cause)
 }
 func (e *TaskLostError) Unwrap() error { return e.Cause }
 
@@ -84,23 +86,60 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args json.RawMes
 		c.log.Info("a task for this call is stored; polling it instead of creating another", "task", rec.TaskID)
 		return c.pollTask(ctx, rec)
 	}
-	raw, err := c.Request(ctx, "tools/call", map[string]any{"name": name, "arguments": args, "task": map[string]any{}})
+	created, err := c.createTask(ctx, name, args)
 	if err != nil {
 		return nil, err
+	}
+	rec := TaskRecord{TaskID: created.TaskID, Tool: name, Arguments: args, Status: created.Status,
+		PollMS: created.PollInterval, Created: c.clk.Now()}
+	if err := c.st.setJSON(KeyTask, rec); err != nil {
+		return nil, persistErr("task", err)
+	}
+	c.taskEvent(TaskEvent{TaskID: rec.TaskID, Status: rec.Status, StatusMessage: created.StatusMessage})
+	return c.pollTask(ctx, rec)
+}
+
+// createTask sends the task-augmented tools/call of the client's revision.
+func (c *Client) createTask(ctx context.Context, name string, args json.RawMessage) (task, error) {
+	if c.modern() {
+		return c.createTaskModern(ctx, name, args)
+	}
+	raw, err := c.Request(ctx, "tools/call", map[string]any{"name": name, "arguments": args, "task": map[string]any{}})
+	if err != nil {
+		return task{}, err
 	}
 	var created struct {
 		Task *task `json:"task"`
 	}
 	if err := json.Unmarshal(raw, &created); err != nil || created.Task == nil || created.Task.TaskID == "" {
-		return nil, fmt.Errorf("tools/call with params.task answered %s, not a CreateTaskResult", raw)
+		return task{}, fmt.Errorf("tools/call with params.task answered %s, not a CreateTaskResult", raw)
 	}
-	rec := TaskRecord{TaskID: created.Task.TaskID, Tool: name, Arguments: args, Status: created.Task.Status,
-		PollMS: created.Task.PollInterval, Created: c.clk.Now()}
-	if err := c.st.setJSON(KeyTask, rec); err != nil {
-		return nil, persistErr("task", err)
+	return *created.Task, nil
+}
+
+// getTask polls the task once; under the sessionless revision the answer
+// carries the outcome inline (out), which has no tasks/result.
+func (c *Client) getTask(ctx context.Context, id string) (t task, out *modernTask, err error) {
+	var raw json.RawMessage
+	if c.modern() {
+		raw, err = c.modernRequest(ctx, "tasks/get", map[string]any{"taskId": id})
+	} else {
+		raw, err = c.Request(ctx, "tasks/get", map[string]any{"taskId": id})
 	}
-	c.taskEvent(TaskEvent{TaskID: rec.TaskID, Status: rec.Status, StatusMessage: created.Task.StatusMessage})
-	return c.pollTask(ctx, rec)
+	if err != nil {
+		return task{}, nil, err
+	}
+	if c.modern() {
+		var mt modernTask
+		if err := json.Unmarshal(raw, &mt); err != nil {
+			return task{}, nil, fmt.Errorf("tasks/get answered %.300s: %w", raw, err)
+		}
+		return task{TaskID: mt.TaskID, Status: mt.Status, StatusMessage: mt.StatusMessage, PollInterval: mt.PollIntervalMs}, &mt, nil
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return task{}, nil, fmt.Errorf("tasks/get answered %.300s: %w", raw, err)
+	}
+	return t, nil, nil
 }
 
 // ResumeTask polls the stored task to its result: what a restarted client
@@ -114,18 +153,16 @@ func (c *Client) ResumeTask(ctx context.Context) (*ToolResult, error) {
 }
 
 func (c *Client) pollTask(ctx context.Context, rec TaskRecord) (*ToolResult, error) {
+	var inline *modernTask
 	for first := true; ; first = false {
 		if !first && !c.sleep(ctx, rec.poll()) {
 			return nil, ctxError(ctx, "task")
 		}
-		raw, err := c.Request(ctx, "tasks/get", map[string]any{"taskId": rec.TaskID})
+		t, got, err := c.getTask(ctx, rec.TaskID)
 		if err != nil {
 			return nil, c.taskFailed(rec, err)
 		}
-		var t task
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, fmt.Errorf("tasks/get answered %s: %w", raw, err)
-		}
+		inline = got
 		if t.PollInterval > 0 {
 			rec.PollMS = t.PollInterval
 		}
@@ -143,9 +180,19 @@ func (c *Client) pollTask(ctx context.Context, rec TaskRecord) (*ToolResult, err
 	if rec.Status == "cancelled" {
 		return nil, c.forgetTask(rec, fmt.Errorf("task %s was cancelled", rec.TaskID))
 	}
-	raw, err := c.Request(ctx, "tasks/result", map[string]any{"taskId": rec.TaskID})
-	if err != nil {
-		return nil, c.taskFailed(rec, err)
+	var raw json.RawMessage
+	switch {
+	case inline != nil && inline.Error != nil:
+		return nil, c.forgetTask(rec, fmt.Errorf("task %s failed: %w", rec.TaskID, inline.Error))
+	case inline != nil && len(inline.Result) == 0:
+		return nil, c.forgetTask(rec, fmt.Errorf("task %s is %s but tasks/get carried neither result nor error", rec.TaskID, rec.Status))
+	case inline != nil:
+		raw = inline.Result
+	default:
+		var err error
+		if raw, err = c.Request(ctx, "tasks/result", map[string]any{"taskId": rec.TaskID}); err != nil {
+			return nil, c.taskFailed(rec, err)
+		}
 	}
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
@@ -170,8 +217,11 @@ func (rec TaskRecord) poll() time.Duration {
 // any other error leaves it stored for the next --resume.
 func (c *Client) taskFailed(rec TaskRecord, err error) error {
 	var rpc *RPCError
-	if errors.As(err, &rpc) && rpc.Code == -32602 {
+	switch {
+	case errors.As(err, &rpc) && rpc.Code == -32602:
 		return c.forgetTask(rec, &TaskLostError{TaskID: rec.TaskID, Cause: err})
+	case errors.As(err, &rpc) && rpc.Code == CodeMissingCapability:
+		return fmt.Errorf("the server does not see the %s extension declared (task %s stays stored): %w", wire.TasksExtension, rec.TaskID, err)
 	}
 	return err
 }
