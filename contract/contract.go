@@ -38,10 +38,14 @@ const (
 	EnvBearerToken = "MCP_CONFORM_BEARER_TOKEN"
 	// EnvRun is the run's number within its scenario, from 1 (for logs).
 	EnvRun = "MCP_CONFORM_RUN"
+	// EnvProtocolVersion, when set, is the protocol revision to speak
+	// (2026-07-28: no session, tasks through the io.modelcontextprotocol/tasks
+	// extension). Unset: the newest revision with sessions, 2025-11-25.
+	EnvProtocolVersion = "MCP_CONFORM_PROTOCOL_VERSION"
 )
 
 // Vars lists every variable the harness sets; it clears them all first.
-var Vars = []string{EnvScenario, EnvStateDir, EnvAction, EnvTool, EnvArguments, EnvBearerToken, EnvRun}
+var Vars = []string{EnvScenario, EnvStateDir, EnvAction, EnvTool, EnvArguments, EnvBearerToken, EnvRun, EnvProtocolVersion}
 
 // Action is what a run is asked to do.
 type Action string
@@ -64,7 +68,8 @@ const (
 	// contacting the server, exit 0.
 	ActionShow Action = "show"
 	// ActionTaskCall: connect (rejoining the stored session), call the
-	// tool as a task (params.task, 2025-11-25), store the task id durably
+	// tool as a task (params.task in 2025-11-25; the tasks extension
+	// declared in _meta in 2026-07-28), store the task id durably
 	// at once, print a LineTask for its status when created and whenever
 	// polling sees it change, poll no faster than its pollInterval, print
 	// the result, exit 0. A task stored for the same tool and arguments is
@@ -140,6 +145,8 @@ type Run struct {
 	Arguments   json.RawMessage
 	BearerToken string
 	URL         string
+	// ProtocolVersion is EnvProtocolVersion ("": the default).
+	ProtocolVersion string
 }
 
 // Env returns the variables that carry r (URL excluded: it is the last argument).
@@ -156,6 +163,9 @@ func (r Run) Env() []string {
 	if r.BearerToken != "" {
 		env = append(env, EnvBearerToken+"="+r.BearerToken)
 	}
+	if r.ProtocolVersion != "" {
+		env = append(env, EnvProtocolVersion+"="+r.ProtocolVersion)
+	}
 	return env
 }
 
@@ -168,6 +178,8 @@ func FromEnv(url string) (Run, error) {
 		Tool:        os.Getenv(EnvTool),
 		BearerToken: os.Getenv(EnvBearerToken),
 		URL:         url,
+
+		ProtocolVersion: os.Getenv(EnvProtocolVersion),
 	}
 	if a := os.Getenv(EnvArguments); a != "" {
 		r.Arguments = json.RawMessage(a)

@@ -21,6 +21,10 @@ type ClientOptions struct {
 	Command string
 	// Scenarios are the client check IDs to run; empty runs them all.
 	Scenarios []string
+	// ProtocolVersion is the revision the client is told to speak: ""
+	// (2025-11-25) or 2026-07-28, where the checks that need sessions are
+	// not applicable.
+	ProtocolVersion string
 }
 
 // clientProtocolVersion is the revision the scripted server is expected
@@ -40,11 +44,18 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 	}
 	defer os.RemoveAll(root)
 	fmt.Fprintf(stdout, "mcp-conform client: checking %s (%d at a time)\n", o.Command, o.Parallel)
+	version := clientProtocolVersion
+	if o.ProtocolVersion != "" {
+		version = o.ProtocolVersion
+	}
+	if version == clientchecks.ModernProtocolVersion {
+		fmt.Fprintf(stdout, "note: %s has no sessions: only the task checks apply; the others are not applicable\n", version)
+	}
 	run := &report.Run{
 		Tool: "mcp-conform", Mode: "client", Target: o.Command, Profile: string(catalogue.ProfileResilience),
-		ProtocolVersion: clientProtocolVersion,
+		ProtocolVersion: version,
 	}
-	checks := clientchecks.Checks(&clientchecks.Client{Command: o.Command, StateRoot: root})
+	checks := clientchecks.Checks(&clientchecks.Client{Command: o.Command, StateRoot: root, ProtocolVersion: o.ProtocolVersion})
 	en := o.engine(false, DefaultMargin, stdout, stderr)
 	return o.Common.finish(ctx, run, en, checks, o.selector(), stdout)
 }
@@ -64,6 +75,13 @@ func (o *ClientOptions) selector() func(catalogue.Entry) bool {
 func (o *ClientOptions) validate() error {
 	if strings.TrimSpace(o.Command) == "" {
 		return setupErr("--command is empty")
+	}
+	switch o.ProtocolVersion {
+	case "", clientProtocolVersion:
+		o.ProtocolVersion = ""
+	case clientchecks.ModernProtocolVersion:
+	default:
+		return setupErr("--protocol-version: client mode speaks %s or %s, got %q", clientProtocolVersion, clientchecks.ModernProtocolVersion, o.ProtocolVersion)
 	}
 	scenarios := map[string]bool{}
 	for _, id := range o.Scenarios {

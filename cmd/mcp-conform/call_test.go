@@ -356,6 +356,9 @@ func TestCallUsage(t *testing.T) {
 		{[]string{"call", "--state-dir", dir, "--reconnect-delay", "0s"}, "must be positive"},
 		{[]string{"call", "--state-dir", dir, "--timeout", "-1s"}, "must not be negative"},
 		{[]string{"call", "--state-dir", dir, "--bogus"}, "flag provided but not defined"},
+		{[]string{"call", "--state-dir", dir, "--protocol-version", "2099-01-01"}, "is not supported; use one of"},
+		{[]string{"call", "--state-dir", dir, "--protocol-version", "2026-07-28", "echo"}, "only as a task (--task)"},
+		{[]string{"call", "--state-dir", dir, "--protocol-version", "2026-07-28", "--disconnect"}, "no session to --disconnect"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), tc.args, &stdout, &stderr)

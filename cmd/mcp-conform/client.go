@@ -11,7 +11,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/harness"
 )
 
-const clientUsage = `usage: mcp-conform client [--command CMD] [--scenario ID]... [--junit FILE] [--json FILE] [--html FILE]
+const clientUsage = `usage: mcp-conform client [--command CMD] [--protocol-version V] [--scenario ID]... [--junit FILE] [--json FILE] [--html FILE]
                           [--expected-failures FILE] [-v]
        mcp-conform client reference [--broken NAME] URL
 
@@ -38,6 +38,7 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o harness.ClientOptions
+	fs.StringVar(&o.ProtocolVersion, "protocol-version", "2025-11-25", "revision the client is told to speak (MCP_CONFORM_PROTOCOL_VERSION): 2025-11-25, or 2026-07-28 (no sessions: only the CLI-TASK-* checks apply)")
 	fs.StringVar(&o.Command, "command", "", "command that starts the client under test; the server URL is appended (default: the reference client)")
 	var scenarios stringList
 	fs.Var(&scenarios, "scenario", "run only this client check (repeatable, or comma-separated), e.g. CLI-RESUME")

@@ -75,6 +75,9 @@ func callArgs(r contract.Run, extra []string) []string {
 	if r.BearerToken != "" {
 		args = append(args, "--bearer-token", r.BearerToken)
 	}
+	if r.ProtocolVersion != "" {
+		args = append(args, "--protocol-version", r.ProtocolVersion)
+	}
 	switch r.Action {
 	case contract.ActionResume:
 		args = append(args, "--resume")

@@ -252,3 +252,76 @@ func verdictOf(t *testing.T, path, id string) report.Verdict {
 	t.Fatalf("%s is not in the report", id)
 	return ""
 }
+
+// TestClientCatchesTaskFixturesModern: under --protocol-version 2026-07-28
+// the CLI-TASK-* checks pass on the reference client and each fails on the
+// task variants that break it; every check that needs sessions is not
+// applicable.
+func TestClientCatchesTaskFixturesModern(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the task checks against the broken task clients")
+	}
+	t.Parallel()
+	exe := plainCLI(t)
+	dir := t.TempDir()
+	variants := []clients.Fixture{{Name: "reference"}}
+	for _, f := range clients.All() {
+		if slices.ContainsFunc(f.Breaks, func(id string) bool { return strings.HasPrefix(id, "CLI-TASK-") }) {
+			variants = append(variants, f)
+		}
+	}
+	for _, f := range variants {
+		t.Run(f.Name, func(t *testing.T) {
+			t.Parallel()
+			command := shellQuote(exe) + " client reference"
+			if f.Name != "reference" {
+				command += " --broken " + f.Name
+			}
+			js := filepath.Join(dir, f.Name+".json")
+			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, exe, "client", "--protocol-version", "2026-07-28", "--json", js, "--command", command)
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			cmd.WaitDelay = 10 * time.Second
+			err := cmd.Run()
+			want := exitFail
+			if len(f.Breaks) == 0 {
+				want = exitOK
+			}
+			var ee *exec.ExitError
+			code := 0
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != want {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, want, out.String(), errOut.String())
+			}
+			r := readRun(t, js)
+			if r.ProtocolVersion != "2026-07-28" {
+				t.Errorf("report protocol version %q", r.ProtocolVersion)
+			}
+			tasks := 0
+			for _, c := range r.Checks {
+				task := strings.HasPrefix(c.ID, "CLI-TASK-")
+				broken := slices.Contains(f.Breaks, c.ID)
+				switch {
+				case !task && (c.Verdict != report.Skip || !strings.Contains(c.Message, "needs sessions")):
+					t.Errorf("%s is %s (%s), want not applicable under 2026-07-28", c.ID, c.Verdict, c.Message)
+				case task && broken && c.Verdict != report.Fail:
+					t.Errorf("%s is %s against %s (%s): the check does not catch it", c.ID, c.Verdict, f.Name, f.About)
+				case task && !broken && c.Verdict != report.Pass:
+					t.Errorf("%s is %s against %s, which does not break it: %s", c.ID, c.Verdict, f.Name, c.Message)
+				}
+				if task {
+					tasks++
+				}
+			}
+			if tasks != 4 {
+				t.Errorf("%d CLI-TASK-* checks ran, want 4", tasks)
+			}
+		})
+	}
+}

@@ -22,7 +22,17 @@ type Client struct {
 	Command string
 	// StateRoot holds one state directory per check.
 	StateRoot string
+	// ProtocolVersion is the revision the client is told to speak
+	// (contract.EnvProtocolVersion); "" is 2025-11-25. Under
+	// ModernProtocolVersion only the catalogue's Sessionless checks run.
+	ProtocolVersion string
 }
+
+// ModernProtocolVersion is the revision without sessions.
+const ModernProtocolVersion = "2026-07-28"
+
+// modern reports whether the client speaks the revision without sessions.
+func (e *clientEnv) modern() bool { return e.client.ProtocolVersion == ModernProtocolVersion }
 
 // clientEnv is one client check: its kit.T, a scripted server of its own,
 // a state directory for the client under test, and the runs of that client.
@@ -57,7 +67,11 @@ func Checks(cl *Client) []kit.Check {
 	}
 	out := make([]kit.Check, len(defs))
 	for i, d := range defs {
-		out[i] = kit.Check{Entry: catalogue.MustLookup(d.id), Need: d.need, Run: func(t *kit.T) {
+		ent := catalogue.MustLookup(d.id)
+		out[i] = kit.Check{Entry: ent, Need: d.need, Run: func(t *kit.T) {
+			if cl.ProtocolVersion == ModernProtocolVersion && !ent.Sessionless {
+				t.Skip("not applicable: the check needs sessions, which " + ModernProtocolVersion + " does not have")
+			}
 			d.body(t.Context(), cl.newEnv(t, d.opts))
 		}}
 	}

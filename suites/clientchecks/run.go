@@ -85,7 +85,7 @@ func (w *lineWriter) flush() {
 // process group, with the run's contract in the environment.
 func (e *clientEnv) start(r contract.Run) *clientRun {
 	e.Helper()
-	r.Scenario, r.StateDir, r.URL = e.Entry.ID, e.stateDir, e.srv.url
+	r.Scenario, r.StateDir, r.URL, r.ProtocolVersion = e.Entry.ID, e.stateDir, e.srv.url, e.client.ProtocolVersion
 	e.mu.Lock()
 	e.nrun++
 	cr := &clientRun{e: e, n: e.nrun, action: r.Action, changed: make(chan struct{}), done: make(chan struct{})}

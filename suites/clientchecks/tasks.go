@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // The task scenario: long_operation as a task, taskSteps × taskInterval
@@ -34,12 +36,22 @@ func taskRun(a contract.Action) contract.Run {
 	return r
 }
 
-// isTaskCall reports a task-augmented tools/call.
+// isTaskCall reports a task-augmented tools/call: params.task (2025-11-25)
+// or the tasks extension declared in _meta (2026-07-28).
 func (x exchange) isTaskCall() bool {
 	var p struct {
 		Task json.RawMessage `json:"task"`
+		Meta struct {
+			Caps struct {
+				Extensions map[string]json.RawMessage `json:"extensions"`
+			} `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
 	}
-	return x.RPC.Method == "tools/call" && json.Unmarshal(x.RPC.Params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
+	if x.RPC.Method != "tools/call" || json.Unmarshal(x.RPC.Params, &p) != nil {
+		return false
+	}
+	_, declared := p.Meta.Caps.Extensions[wire.TasksExtension]
+	return declared || len(p.Task) > 0 && string(p.Task) != "null"
 }
 
 // taskID is the taskId a tasks/* request names.
@@ -63,10 +75,19 @@ func (x exchange) createdTask() string {
 				Task struct {
 					TaskID string `json:"taskId"`
 				} `json:"task"`
+				// 2026-07-28: the flat CreateTaskResult.
+				ResultType string `json:"resultType"`
+				TaskID     string `json:"taskId"`
 			} `json:"result"`
 		}
-		if json.Unmarshal(b, &m) == nil && m.Result.Task.TaskID != "" {
+		if json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		if m.Result.Task.TaskID != "" {
 			return m.Result.Task.TaskID
+		}
+		if m.Result.ResultType == "task" && m.Result.TaskID != "" {
+			return m.Result.TaskID
 		}
 	}
 	return ""
@@ -93,12 +114,30 @@ func (e *clientEnv) killedTask(ctx context.Context, polls int) (*clientRun, stri
 		e.waitForDuring(ctx, a, fmt.Sprintf("%d tasks/get", polls), func(exchange) bool { return len(e.taskGets(a.n)) >= polls })
 	}
 	a.kill()
+	if e.modern() {
+		e.expectSessionless(a.n)
+	}
 	calls := e.taskCalls(a.n)
 	e.Expect(calls).To(HaveLen(1), "run %d sent %d task-augmented tools/call, want one", a.n, len(calls))
 	id := calls[0].createdTask()
 	e.Expect(id).NotTo(BeEmpty(), "the server's CreateTaskResult")
 	e.Expect(l.TaskID).To(Equal(id), "the task line names the task the server created")
 	return a, id
+}
+
+// expectSessionless expects run n to have spoken 2026-07-28 only: every
+// request a POST with that MCP-Protocol-Version, no initialize, no session.
+func (e *clientEnv) expectSessionless(n int) {
+	e.Helper()
+	xs := e.exchanges(n)
+	e.Expect(xs).NotTo(BeEmpty(), "run %d sent nothing", n)
+	e.Expect(xs[0].RPC.Method).To(Equal("server/discover"), "run %d's first request; a %s client asks server/discover first", n, ModernProtocolVersion)
+	for _, x := range xs {
+		e.Expect(x.Method).To(Equal(http.MethodPost), "run %d sent a %s; %s has no GET stream and no DELETE", n, x.Method, ModernProtocolVersion)
+		e.Expect(x.RPC.Method).NotTo(Equal("initialize"), "run %d sent initialize; %s has none", n, ModernProtocolVersion)
+		e.Expect(x.SessionID).To(BeEmpty(), "run %d sent Mcp-Session-Id; %s has no sessions", n, ModernProtocolVersion)
+		e.Expect(x.ProtocolVersion).To(Equal(ModernProtocolVersion), "run %d's %s named protocol version %q", n, x.RPC.Method, x.ProtocolVersion)
+	}
 }
 
 // expectPolls expects run n's tasks/get to name id, at least one.
