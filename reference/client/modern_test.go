@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -26,43 +25,7 @@ func modernOptions(e *env, st storage.Storage) client.Options {
 // inline result, never creating it again and never asking tasks/result.
 func TestModernTaskSurvivesRestart(t *testing.T) {
 	e := newEnv(t, server.Config{TaskPollInterval: 20 * time.Millisecond})
-	st := storage.NewMemory()
-	first := &taskEvents{}
-	o := modernOptions(e, st)
-	o.OnTask = first.add
-	a := e.newClient(o)
-	cctx, cancel := context.WithCancel(ctx(t))
-	done := make(chan error, 1)
-	go func() { _, err := a.CallToolTask(cctx, "long_operation", longArgs); done <- err }()
-	eventually(t, "the task to be created", func() bool { return first.statuses() == "working" })
-	rec, ok := a.StoredTask()
-	if !ok || rec.Status != "working" || rec.PollMS != 20 {
-		t.Fatalf("stored task: %+v %v", rec, ok)
-	}
-	cancel()
-	if err := <-done; !client.IsCancelled(err) {
-		t.Fatalf("cancelled poll: %v", err)
-	}
-	a.Close()
-	e.step()
-
-	second := &taskEvents{}
-	o = modernOptions(e, st)
-	o.OnTask = second.add
-	b := e.newClient(o)
-	res, err := b.ResumeTask(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(res.Raw), "completed 1 steps") || res.RequestID != rec.TaskID {
-		t.Fatalf("result: %+v %s", res, res.Raw)
-	}
-	if got := second.statuses(); got != "completed" {
-		t.Fatalf("status lines after the restart: %q", got)
-	}
-	if _, ok := b.StoredTask(); ok {
-		t.Fatal("the task is still stored after its result")
-	}
+	taskRestart(t, e, func(st storage.Storage, _ *recorder) client.Options { return modernOptions(e, st) })
 	reqs := e.reqs.all()
 	if len(reqs) == 0 || reqs[0].RPC != "server/discover" {
 		t.Fatalf("first request: %+v", reqs)
@@ -71,9 +34,6 @@ func TestModernTaskSurvivesRestart(t *testing.T) {
 		if r.Method != http.MethodPost || r.Session != "" || r.Version != client.ModernProtocolVersion || r.RPC == "initialize" || r.RPC == "tasks/result" {
 			t.Fatalf("request not of the sessionless revision: %+v", r)
 		}
-	}
-	if n := e.reqs.count(isMethod("tools/call long_operation")); n != 1 {
-		t.Fatalf("%d tools/call, want the one that created the task", n)
 	}
 	if n := e.reqs.count(isMethod("server/discover")); n != 2 {
 		t.Fatalf("%d server/discover, want one per client", n)

@@ -48,9 +48,20 @@ var longArgs = json.RawMessage(`{"steps":1,"interval_ms":1000}`)
 // its result, without creating another, and forgets it then.
 func TestTaskSurvivesRestart(t *testing.T) {
 	e := newEnv(t, server.Config{TaskPollInterval: 20 * time.Millisecond})
+	b := taskRestart(t, e, e.options)
+	if _, err := b.ResumeTask(ctx(t)); !errors.Is(err, client.ErrNoTask) {
+		t.Fatalf("ResumeTask with nothing stored: %v", err)
+	}
+}
+
+// taskRestart creates a task with a client from options, kills it while
+// it polls, lets the task complete and resumes it with a second client,
+// which it returns.
+func taskRestart(t *testing.T, e *env, options func(storage.Storage, *recorder) client.Options) *client.Client {
+	t.Helper()
 	st := storage.NewMemory()
 	first := &taskEvents{}
-	o := e.options(st, nil)
+	o := options(st, nil)
 	o.OnTask = first.add
 	a := e.newClient(o)
 	cctx, cancel := context.WithCancel(ctx(t))
@@ -69,7 +80,7 @@ func TestTaskSurvivesRestart(t *testing.T) {
 	e.step() // the task completes while no client runs
 
 	second := &taskEvents{}
-	o = e.options(st, nil)
+	o = options(st, nil)
 	o.OnTask = second.add
 	b := e.newClient(o)
 	res, err := b.ResumeTask(ctx(t))
@@ -88,9 +99,7 @@ func TestTaskSurvivesRestart(t *testing.T) {
 	if n := e.reqs.count(isMethod("tools/call long_operation")); n != 1 {
 		t.Fatalf("%d tools/call, want the one that created the task", n)
 	}
-	if _, err := b.ResumeTask(ctx(t)); !errors.Is(err, client.ErrNoTask) {
-		t.Fatalf("ResumeTask with nothing stored: %v", err)
-	}
+	return b
 }
 
 // TestTaskNotRecreated: calling the same tool with the same arguments as a
