@@ -18,6 +18,8 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/mcp-conform/mcp-conform/reference/client"
+	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
@@ -496,5 +498,52 @@ func TestCallFailures(t *testing.T) {
 	}
 	if _, code, stderr := callRun(t, "--url", s.url, "--state-dir", dir); code != exitFail || !strings.Contains(stderr, "corrupt") {
 		t.Errorf("corrupt state: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestCallTaskModern: call --task --protocol-version 2026-07-28 connects
+// with no session, prints the task's lines and its result; --resume of a
+// task the server does not know says it is forgotten and fails.
+func TestCallTaskModern(t *testing.T) {
+	s := newRefServer(t, server.Config{TaskPollInterval: 20 * time.Millisecond})
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"call", "--state-dir", dir, "--url", s.url, "--protocol-version", "2026-07-28",
+			"--task", "long_operation", `{"steps":1,"interval_ms":1000}`}, &stdout, &stderr)
+	}()
+	s.step()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	var got []string
+	for _, l := range parseLines(t, stdout.String()) {
+		if l.SessionID != "" {
+			t.Errorf("a line names session %s under 2026-07-28", l.SessionID)
+		}
+		switch l.Type {
+		case "status", "task":
+			got = append(got, l.Type+" "+l.Status)
+		case "result":
+			got = append(got, "result "+l.text(t))
+		}
+	}
+	if want := "status connecting, status connected, task working, task completed, result completed 1 steps"; strings.Join(got, ", ") != want {
+		t.Fatalf("lines %q, want %q", strings.Join(got, ", "), want)
+	}
+
+	st, err := storage.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Set(client.KeyTask, `{"task_id":"GONEGONEGONEGONEGONEGONEGO","tool":"long_operation","status":"working"}`); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	stdout.Reset()
+	code := run(context.Background(), []string{"call", "--state-dir", dir, "--protocol-version", "2026-07-28", "--resume"}, &stdout, io.Discard)
+	if code != exitFail || !strings.Contains(stdout.String(), "task GONEGONEGONEGONEGONEGONEGO is gone, forgotten") {
+		t.Fatalf("resume of an unknown task: exit %d\n%s", code, stdout.String())
 	}
 }
