@@ -502,7 +502,7 @@ func TestCallFailures(t *testing.T) {
 }
 
 // TestCallTaskModern: call --task --protocol-version 2026-07-28 connects
-// with no session, prints the task's lines and its result; --resume of a
+// with no session, prints the task's lines and its result, lists the tools; --resume of a
 // task the server does not know says it is forgotten and fails.
 func TestCallTaskModern(t *testing.T) {
 	s := newRefServer(t, server.Config{TaskPollInterval: 20 * time.Millisecond})
@@ -531,6 +531,11 @@ func TestCallTaskModern(t *testing.T) {
 	}
 	if want := "status connecting, status connected, task working, task completed, result completed 1 steps"; strings.Join(got, ", ") != want {
 		t.Fatalf("lines %q, want %q", strings.Join(got, ", "), want)
+	}
+
+	stdout.Reset()
+	if code := run(context.Background(), []string{"call", "--state-dir", dir, "--protocol-version", "2026-07-28"}, &stdout, io.Discard); code != exitOK || !strings.Contains(stdout.String(), `"name":"long_operation"`) {
+		t.Fatalf("tools under 2026-07-28: exit %d\n%s", code, stdout.String())
 	}
 
 	st, err := storage.Open(dir)
