@@ -77,6 +77,7 @@ type carrier struct {
 
 // call is one request being handled, found by its handler context.
 type call struct {
+	sess  *session
 	post  *post
 	held  []note
 	taken chan struct{} // closed when held notifications have gone to a stream
@@ -102,31 +103,32 @@ var errStreamBusy = errors.New("the request holding the stream did not let go")
 // trackCalls is a receiving middleware: a call carried by a POST gets a
 // record in its context, which routeNotes follows, and its response waits
 // until its held notifications have gone to a stream.
-func (s *session) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
+func trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		var p *post
-		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-			p = s.postFor(ex.Header.Get(headerPOSTToken))
+		sess := sessionOf(ctx)
+		if ex := req.GetExtra(); ex != nil && ex.Header != nil && sess != nil {
+			p = sess.postFor(ex.Header.Get(headerPOSTToken))
 		}
 		if p == nil {
 			return next(ctx, method, req)
 		}
-		c := &call{post: p}
+		c := &call{sess: sess, post: p}
 		res, err := next(context.WithValue(ctx, callKey{}, c), method, req)
-		s.settle(ctx, c)
+		sess.settle(ctx, c)
 		return res, err
 	}
 }
 
 // routeNotes is a sending middleware applying the delivery rule to a call's
 // progress and log notifications.
-func (s *session) routeNotes(next mcp.MethodHandler) mcp.MethodHandler {
+func routeNotes(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		c, _ := ctx.Value(callKey{}).(*call)
 		if c == nil || (method != "notifications/progress" && method != "notifications/message") {
 			return next(ctx, method, req)
 		}
-		return nil, s.deliver(c, note{at: s.clock.Now(), ctx: ctx, method: method, req: req, send: next})
+		return nil, c.sess.deliver(c, note{at: c.sess.clock.Now(), ctx: ctx, method: method, req: req, send: next})
 	}
 }
 

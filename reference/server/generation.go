@@ -21,10 +21,15 @@ var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11
 
 // generation is one go-sdk transport serving a session. The stock handler
 // refuses a second initialize and cannot reuse an id, so transport
-// recreation (RECREATE-*) starts a new generation: a fresh mcp.Server and
+// recreation (RECREATE-*) starts a new generation: a fresh
 // StreamableHTTPHandler whose single session takes the table's id. The
 // handler stays in charge of the protocol: headers, POST streams and their
 // replay; the server opens the standalone stream (see serveStandalone).
+//
+// Every generation serves the Server's one go-sdk Server (see
+// newSDKServer): registering the tools per session cost more than the rest
+// of a session's setup. What a handler needs of its session it finds
+// through its request's context (sessionOf).
 //
 // A generation replaced by a re-initialize is retired, not closed: it goes
 // on serving the requests that reached it and answering its calls, whose
@@ -32,23 +37,25 @@ var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11
 // would lose those answers (the go-sdk refuses writes on a closing
 // connection).
 type generation struct {
-	srv     *mcp.Server
-	handler *mcp.StreamableHTTPHandler
+	sess    *session
+	handler sdkHandler
 	log     *slog.Logger
 	onClose func() // after the go-sdk session has closed
 
 	mu      sync.Mutex
-	serving int  // HTTP requests it is serving
-	open    int  // calls on its POST streams not yet answered
-	retired bool // replaced: close once idle
+	ss      *mcp.ServerSession // once its initialize succeeded, until closed
+	serving int                // HTTP requests it is serving
+	open    int                // calls on its POST streams not yet answered
+	retired bool               // replaced: close once idle
 	closed  bool
 }
 
-func (s *Server) newGeneration(sess *session) *generation {
+// newSDKServer builds the go-sdk Server that every session's generations
+// share, with the reference tools.
+func (s *Server) newSDKServer() *mcp.Server {
 	opts := &mcp.ServerOptions{
-		GetSessionID:              func() string { return sess.id },
+		GetSessionID:              s.ids.take,
 		SupportedProtocolVersions: legacyVersions,
-		SchemaCache:               s.schemas,
 		Logger:                    s.sdkLog,
 		Capabilities: &mcp.ServerCapabilities{
 			Logging: &mcp.LoggingCapabilities{},
@@ -59,10 +66,10 @@ func (s *Server) newGeneration(sess *session) *generation {
 		conformance.Configure(opts)
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-conform-reference", Version: Version}, opts)
-	srv.AddReceivingMiddleware(defaultLogLevel, s.callLimit(sess), sess.trackCalls, s.announceTasks)
-	srv.AddSendingMiddleware(sess.routeNotes)
+	srv.AddReceivingMiddleware(bindSession, defaultLogLevel, s.callLimit, trackCalls, s.announceTasks)
+	srv.AddSendingMiddleware(routeNotes)
 	tools.Register(srv, tools.Deps{
-		Session: sess,
+		Session: toolSession,
 		Jobs:    s.jobs,
 		Clock:   s.cfg.Clock,
 		Logger:  s.log,
@@ -70,24 +77,115 @@ func (s *Server) newGeneration(sess *session) *generation {
 	if s.cfg.ConformanceTools {
 		conformance.Register(srv, conformance.Options{Retry: s.cfg.SSERetry})
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return srv
+}
+
+func (s *Server) newGeneration(sess *session) *generation {
+	g := &generation{sess: sess, log: s.log}
+	g.handler = sdkHandler{g: g, ids: &s.ids, h: mcp.NewStreamableHTTPHandler(s.sdkFor, &mcp.StreamableHTTPOptions{
 		EventStore:          tap{EventStore: s.events, sess: sess},
 		MaxRequestBodyBytes: s.cfg.MaxBodyBytes,
 		Logger:              s.sdkLog,
-	})
-	g := &generation{srv: srv, handler: h, log: s.log}
+	})}
 	g.onClose = func() { sess.forgetGeneration(g) }
 	sess.addGeneration(g)
 	return g
 }
 
+// sdkHandler is a generation's go-sdk handler. A POST without a session id
+// makes the go-sdk create its session: its id is handed over to
+// GetSessionID, and the generation rides in the request's context, which
+// the go-sdk keeps for every handler of that session.
+type sdkHandler struct {
+	g   *generation
+	ids *idHandoff
+	h   *mcp.StreamableHTTPHandler
+}
+
+func (h sdkHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.Header.Get(headerSessionID) == "" {
+		defer h.ids.withdraw(h.ids.offer(h.g.sess.id))
+		r = r.WithContext(context.WithValue(r.Context(), generationKey{}, h.g))
+	}
+	h.h.ServeHTTP(w, r)
+}
+
+type generationKey struct{}
+
+// sessionOf returns the session whose go-sdk handler runs with ctx, nil
+// outside one.
+func sessionOf(ctx context.Context) *session {
+	if g, ok := ctx.Value(generationKey{}).(*generation); ok {
+		return g.sess
+	}
+	return nil
+}
+
+// toolSession is sessionOf for the tools.
+func toolSession(ctx context.Context) tools.Session {
+	if sess := sessionOf(ctx); sess != nil {
+		return sess
+	}
+	return nil
+}
+
+// idHandoff passes the id of the session being created to the shared
+// go-sdk Server's GetSessionID, which takes no argument. The go-sdk calls
+// it from the ServeHTTP of the initialize that creates the session, before
+// reading the body; one offer is pending at a time, from offer until the
+// id is taken or withdrawn, which is microseconds.
+type idHandoff struct {
+	gate    sync.Mutex // held while an offer is pending
+	mu      sync.Mutex
+	id      string
+	pending uint64 // the pending offer, 0 if none
+	last    uint64
+}
+
+// offer makes id the next one taken and returns the offer's ticket.
+func (h *idHandoff) offer(id string) uint64 {
+	h.gate.Lock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.last++
+	h.id, h.pending = id, h.last
+	return h.last
+}
+
+// take is GetSessionID: the pending offer's id. Without one (never, as
+// only a generation's handler creates sessions) it returns "", for which
+// the go-sdk makes a session it closes after the request.
+func (h *idHandoff) take() string {
+	h.mu.Lock()
+	id, ok := h.id, h.pending != 0
+	h.id, h.pending = "", 0
+	h.mu.Unlock()
+	if ok {
+		h.gate.Unlock()
+	}
+	return id
+}
+
+// withdraw ends the offer with ticket t if the go-sdk did not take it (it
+// refused the request first).
+func (h *idHandoff) withdraw(t uint64) {
+	h.mu.Lock()
+	mine := h.pending == t
+	if mine {
+		h.id, h.pending = "", 0
+	}
+	h.mu.Unlock()
+	if mine {
+		h.gate.Unlock()
+	}
+}
+
 // serverSession returns the generation's go-sdk session, nil before a
 // successful initialize or after close.
 func (g *generation) serverSession() *mcp.ServerSession {
-	for ss := range g.srv.Sessions() {
-		return ss
-	}
-	return nil
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ss
 }
 
 // acquire counts a request served by g; it reports false once g is closed.
@@ -158,11 +256,34 @@ func (g *generation) shutdown() {
 			if err := ss.Close(); err != nil {
 				g.log.Debug("closing transport generation", "err", err)
 			}
+			g.mu.Lock()
+			g.ss = nil
+			g.mu.Unlock()
 		}
 		if g.onClose != nil {
 			g.onClose()
 		}
 	}()
+}
+
+// bindSession records a generation's go-sdk session once its initialize
+// has succeeded.
+func bindSession(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "initialize" || err != nil {
+			return res, err
+		}
+		g, _ := ctx.Value(generationKey{}).(*generation)
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && g != nil {
+			g.mu.Lock()
+			if g.ss == nil {
+				g.ss = ss
+			}
+			g.mu.Unlock()
+		}
+		return res, err
+	}
 }
 
 // defaultLogLevel sets the log level to info at initialize, so tool log lines

@@ -17,19 +17,18 @@ const (
 // callLimit refuses a tools/call while the session already runs
 // MaxCallsPerSession of them: each runs on its own goroutine for up to an
 // hour, and a batch or a client that does not wait could start thousands.
-func (s *Server) callLimit(sess *session) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "tools/call" {
-				return next(ctx, method, req)
-			}
-			if n := sess.calls.Add(1); n > int64(s.cfg.MaxCallsPerSession) {
-				sess.calls.Add(-1)
-				return nil, fmt.Errorf("too many tool calls running in this session (limit %d)", s.cfg.MaxCallsPerSession)
-			}
-			defer sess.calls.Add(-1)
+func (s *Server) callLimit(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		sess := sessionOf(ctx)
+		if method != "tools/call" || sess == nil {
 			return next(ctx, method, req)
 		}
+		if n := sess.calls.Add(1); n > int64(s.cfg.MaxCallsPerSession) {
+			sess.calls.Add(-1)
+			return nil, fmt.Errorf("too many tool calls running in this session (limit %d)", s.cfg.MaxCallsPerSession)
+		}
+		defer sess.calls.Add(-1)
+		return next(ctx, method, req)
 	}
 }
 

@@ -78,7 +78,8 @@ func (s *Server) modernServer(m *modern, principal string) *mcp.Server {
 		Capabilities:              caps,
 	})
 	srv.AddReceivingMiddleware(s.announceTasks)
-	tools.Register(srv, tools.Deps{Session: &modernSession{principal: principal}, Jobs: s.jobs, Clock: s.cfg.Clock, Logger: s.log})
+	sess := &modernSession{principal: principal}
+	tools.Register(srv, tools.Deps{Session: func(context.Context) tools.Session { return sess }, Jobs: s.jobs, Clock: s.cfg.Clock, Logger: s.log})
 	m.servers[principal] = srv
 	return srv
 }

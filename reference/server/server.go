@@ -32,6 +32,9 @@ type Server struct {
 	tasks   *tasks.Store
 	modern  *modern // the sessionless revision
 	schemas *mcp.SchemaCache
+	sdk     *mcp.Server // shared by every generation (see newSDKServer)
+	sdkFor  func(*http.Request) *mcp.Server
+	ids     idHandoff    // session ids for sdk's GetSessionID
 	serving atomic.Int64 // requests between bind and release
 
 	mu           sync.Mutex
@@ -93,6 +96,8 @@ func New(cfg Config) (*Server, error) {
 	s.events = s.store.Events()
 	s.shared = s.store.Shared()
 	s.modern = s.newModern()
+	s.sdk = s.newSDKServer()
+	s.sdkFor = func(*http.Request) *mcp.Server { return s.sdk }
 	return s, nil
 }
 

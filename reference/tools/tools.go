@@ -37,7 +37,9 @@ type Session interface {
 
 // Deps is what the tools need from their server.
 type Deps struct {
-	Session Session
+	// Session finds the session a call runs in from its context; nil
+	// means none, and the call fails.
+	Session func(context.Context) Session
 	Jobs    *jobs.Store
 	Clock   clock.Clock
 	// Logger gets notifications the tools could not send.
@@ -84,7 +86,11 @@ func Register(srv *mcp.Server, d Deps) {
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "counter_increment", Description: "Increments a per-session counter and returns its new value; the counter survives re-initialize and reconnect, and dies with the session."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			return text(fmt.Sprint(d.Session.IncrementCounter())), nil, nil
+			sess, err := d.session(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(fmt.Sprint(sess.IncrementCounter())), nil, nil
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "long_operation", Description: "Runs steps at an interval, sending a progress notification (with a progress token) and a log message per step; keeps running if its stream drops."},
@@ -93,7 +99,11 @@ func Register(srv *mcp.Server, d Deps) {
 			if err != nil {
 				return nil, nil, err
 			}
-			return longOperation(ctx, d, req, args.Steps, interval)
+			sess, err := d.session(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			return longOperation(ctx, d, sess, req, args.Steps, interval)
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "job_start", Description: "Starts a background job in a conversation that outlives MCP sessions; with resume_token it continues that conversation. Returns {job_id} at once."},
@@ -102,7 +112,11 @@ func Register(srv *mcp.Server, d Deps) {
 			if err != nil {
 				return nil, JobStartResult{}, err
 			}
-			snap, err := d.Jobs.Start(d.Session.JobOwner(), args.Steps, interval, args.ResumeToken)
+			sess, err := d.session(ctx)
+			if err != nil {
+				return nil, JobStartResult{}, err
+			}
+			snap, err := d.Jobs.Start(sess.JobOwner(), args.Steps, interval, args.ResumeToken)
 			if err != nil {
 				return nil, JobStartResult{}, err
 			}
@@ -111,7 +125,11 @@ func Register(srv *mcp.Server, d Deps) {
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "job_get", Description: "Returns a job's status and progress; when completed, its result and a resume_token."},
 		func(ctx context.Context, req *mcp.CallToolRequest, args JobGetArgs) (*mcp.CallToolResult, jobs.Snapshot, error) {
-			snap, err := d.Jobs.Get(d.Session.JobOwner().Principal, args.JobID)
+			sess, err := d.session(ctx)
+			if err != nil {
+				return nil, jobs.Snapshot{}, err
+			}
+			snap, err := d.Jobs.Get(sess.JobOwner().Principal, args.JobID)
 			return nil, snap, err
 		})
 }
@@ -134,7 +152,7 @@ func checkSteps(steps, intervalMS int) (time.Duration, error) {
 
 // longOperation runs the steps. Only an explicit cancellation (its context)
 // stops it: a dropped stream is not a cancel (DISCONNECT-NOT-CANCEL).
-func longOperation(ctx context.Context, d Deps, req *mcp.CallToolRequest, steps int, interval time.Duration) (*mcp.CallToolResult, any, error) {
+func longOperation(ctx context.Context, d Deps, sess Session, req *mcp.CallToolRequest, steps int, interval time.Duration) (*mcp.CallToolResult, any, error) {
 	token := req.Params.GetProgressToken()
 	for i := 1; i <= steps; i++ {
 		if interval > 0 {
@@ -144,7 +162,7 @@ func longOperation(ctx context.Context, d Deps, req *mcp.CallToolRequest, steps 
 			case <-ctx.Done():
 				t.Stop()
 				return nil, nil, ctx.Err()
-			case <-d.Session.Done():
+			case <-sess.Done():
 				t.Stop()
 				return nil, nil, errors.New("session ended")
 			}
@@ -160,6 +178,14 @@ func longOperation(ctx context.Context, d Deps, req *mcp.CallToolRequest, steps 
 		d.sent(req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "long_operation", Data: msg}))
 	}
 	return text(fmt.Sprintf("completed %d steps", steps)), nil, nil
+}
+
+// session is the session of the call running with ctx.
+func (d Deps) session(ctx context.Context) (Session, error) {
+	if sess := d.Session(ctx); sess != nil {
+		return sess, nil
+	}
+	return nil, errors.New("no session to run in")
 }
 
 // sent logs a notification that could not be sent.
