@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 )
 
@@ -235,10 +237,7 @@ func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *s
 	}
 	r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", p.Index))
 	if s.cfg.SSEKeepAlive > 0 {
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		defer cancel()
-		wg.Go(func() { s.keepAlive(ctx, cancel, sw, sess) })
+		defer s.startKeepAlive(cancel, sw, sess)()
 	}
 	gen.handler.ServeHTTP(sw, r.WithContext(ctx))
 }
@@ -294,24 +293,64 @@ func (s *Server) takeOver(sess *session, old *getStream) {
 	s.log.Info("session GET stream replaced", "session", sess.id)
 }
 
-// keepAlive writes a comment every SSEKeepAlive so middleboxes keep the
-// stream and a dead peer is found: a failed write ends the stream, and with
-// it the session's claim to be active (GRACE-LIVE-STREAM).
+// keepAlive runs startKeepAlive's comments until ctx ends.
 func (s *Server) keepAlive(ctx context.Context, cancel context.CancelFunc, sw *streamWriter, sess *session) {
-	t := s.cfg.Clock.NewTicker(s.cfg.SSEKeepAlive)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-			if err := sw.comment("keep-alive"); err != nil {
-				s.log.Info("session GET stream dead", "session", sess.id, "err", err)
-				cancel()
-				return
-			}
-		}
+	stop := s.startKeepAlive(cancel, sw, sess)
+	<-ctx.Done()
+	stop()
+}
+
+// startKeepAlive writes a comment every SSEKeepAlive so middleboxes keep
+// the stream and a dead peer is found: a failed write ends the stream
+// (cancel), and with it the session's claim to be active
+// (GRACE-LIVE-STREAM). It runs on a timer rather than a goroutine of its
+// own: a storm holds thousands of quiet streams. stop waits for a comment
+// being written.
+func (s *Server) startKeepAlive(cancel context.CancelFunc, sw *streamWriter, sess *session) (stop func()) {
+	ka := &keepAliver{s: s, cancel: cancel, sw: sw, sess: sess}
+	ka.mu.Lock()
+	defer ka.mu.Unlock()
+	ka.schedule()
+	return ka.stop
+}
+
+type keepAliver struct {
+	s      *Server
+	cancel context.CancelFunc
+	sw     *streamWriter
+	sess   *session
+
+	mu      sync.Mutex
+	t       clock.Timer
+	stopped bool
+}
+
+// schedule arms the next comment; ka.mu is held. The timer's function
+// only starts a goroutine: a fake clock runs it with its lock held.
+func (ka *keepAliver) schedule() {
+	ka.t = ka.s.cfg.Clock.AfterFunc(ka.s.cfg.SSEKeepAlive, func() { go ka.fire() })
+}
+
+func (ka *keepAliver) fire() {
+	ka.mu.Lock()
+	defer ka.mu.Unlock()
+	if ka.stopped {
+		return
 	}
+	if err := ka.sw.comment("keep-alive"); err != nil {
+		ka.s.log.Info("session GET stream dead", "session", ka.sess.id, "err", err)
+		ka.stopped = true
+		ka.cancel()
+		return
+	}
+	ka.schedule()
+}
+
+func (ka *keepAliver) stop() {
+	ka.mu.Lock()
+	defer ka.mu.Unlock()
+	ka.stopped = true
+	ka.t.Stop()
 }
 
 func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request, principal, id string) {

@@ -110,11 +110,19 @@ func (s *session) answered(id string) {
 	s.forgetPOST(p)
 }
 
+// notePrefix starts every notification the go-sdk writes (it encodes
+// "jsonrpc", "id", "method" in this order): one with it has a top-level
+// method, no decoding needed.
+var notePrefix = []byte(`{"jsonrpc":"2.0","method":`)
+
 // isResponse reports whether data is a JSON-RPC response: it has a result
 // or an error, and no method. Only the top-level keys are read, up to the
 // first that decides (the go-sdk writes "method" before "params", "id"
 // before "result").
 func isResponse(data []byte) bool {
+	if bytes.HasPrefix(data, notePrefix) {
+		return false // a notification, most of what a stream carries
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return false
