@@ -57,7 +57,7 @@ func benchReplay10k(b *testing.B, c *wire.Client) {
 }
 
 // BenchmarkIdleSessionMemory reports the heap held by one initialized, idle
-// session (its table entry, go-sdk server and transport, empty event streams).
+// session (its table entry, go-sdk session and transport, empty event streams).
 func BenchmarkIdleSessionMemory(b *testing.B) {
 	const n = 200
 	for b.Loop() {
