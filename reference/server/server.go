@@ -30,12 +30,15 @@ type Server struct {
 	closing atomic.Bool // Close: sessions leave this process, not the store
 	jobs    *jobs.Store
 	tasks   *tasks.Store
-	modern  *modern // the sessionless revision
-	schemas *mcp.SchemaCache
-	sdk     *mcp.Server // shared by every generation (see newSDKServer)
-	sdkFor  func(*http.Request) *mcp.Server
-	ids     idHandoff    // session ids for sdk's GetSessionID
-	serving atomic.Int64 // requests between bind and release
+	// taskOrigin maps a running task's id to the session that created it,
+	// for notifications/tasks/status (taskstatus.go).
+	taskOrigin sync.Map
+	modern     *modern // the sessionless revision
+	schemas    *mcp.SchemaCache
+	sdk        *mcp.Server // shared by every generation (see newSDKServer)
+	sdkFor     func(*http.Request) *mcp.Server
+	ids        idHandoff    // session ids for sdk's GetSessionID
+	serving    atomic.Int64 // requests between bind and release
 
 	mu           sync.Mutex
 	sessions     map[string]*session
@@ -56,7 +59,8 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{
+	var s *Server // the task store's OnStatus reaches the server
+	s = &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		sdkLog:   slog.New(demoted{cfg.Logger.Handler()}).With("component", "go-sdk"),
@@ -82,6 +86,7 @@ func New(cfg Config) (*Server, error) {
 			Clock:        cfg.Clock,
 			Shared:       sharedTasks(cfg.Store),
 			Lease:        leaseTTL(cfg.ReaperInterval),
+			OnStatus:     func(snap tasks.Snapshot) { s.notifyTaskStatus(snap) },
 		}),
 	}
 	s.store = cfg.Store

@@ -154,6 +154,18 @@ func (w *streamWriter) comment(text string) error {
 	return w.writeRawLocked(": " + text + "\n\n")
 }
 
+// notify writes data (a JSON-RPC notification) as an SSE message event
+// without an id, between the go-sdk's events. An id-less event does not
+// move the stream's resume cursor (standaloneEventIndex and the client's
+// Last-Event-ID keep the last stored event) and is never replayed: only
+// advisory messages may go this way. Like comment, it does nothing before
+// the go-sdk has written the headers.
+func (w *streamWriter) notify(data []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writeRawLocked("event: message\ndata: " + string(data) + "\n\n")
+}
+
 func (w *streamWriter) writeRawLocked(s string) error {
 	if !w.wroteHeader || w.closed {
 		return nil

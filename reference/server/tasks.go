@@ -190,7 +190,11 @@ func (s *Server) startTask(owner jobs.Owner, name string, args json.RawMessage, 
 		d := time.Duration(*ttlMs) * time.Millisecond
 		ttl = &d
 	}
+	// The work waits until the task's session is recorded, so that even an
+	// instant status change finds where to send notifications/tasks/status.
+	recorded := make(chan struct{})
 	snap, err := s.tasks.Create(owner.Principal, ttl, func(ctx context.Context) tasks.Outcome {
+		<-recorded
 		res := work(ctx)
 		b, err := json.Marshal(res)
 		if err != nil {
@@ -198,6 +202,10 @@ func (s *Server) startTask(owner jobs.Owner, name string, args json.RawMessage, 
 		}
 		return tasks.Outcome{Result: b, IsError: res.IsError}
 	})
+	if err == nil && owner.Session != "" {
+		s.taskOrigin.Store(snap.ID, owner.Session)
+	}
+	close(recorded)
 	if err != nil {
 		return tasks.Snapshot{}, taskError(err)
 	}

@@ -1,0 +1,81 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// taskStatusOn reads st until a notifications/tasks/status arrives and
+// returns its task; any other message first fails the test. The stream
+// read is bounded by the client's context.
+func (e *env) taskStatusOn(st *wire.Stream) (taskWire, bool) {
+	e.t.Helper()
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			e.t.Fatalf("GET stream: %v", err)
+		}
+		if ev.Data == "" {
+			continue
+		}
+		var m struct {
+			Method string   `json:"method"`
+			Params taskWire `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(ev.Data), &m); err != nil || m.Method != "notifications/tasks/status" {
+			e.t.Fatalf("GET stream: want notifications/tasks/status, got %q (%v)", ev.Data, err)
+		}
+		return m.Params, ev.HasID
+	}
+}
+
+// expectTaskStatus waits for tk's status notification on st.
+func (e *env) expectTaskStatus(st *wire.Stream, tk taskWire, status string) {
+	e.t.Helper()
+	got, hasID := e.taskStatusOn(st)
+	if got.TaskID != tk.TaskID || got.Status != status || got.CreatedAt != tk.CreatedAt || got.TTL != tk.TTL || got.PollInterval != tk.PollInterval {
+		e.t.Fatalf("task status notification %+v, want task %s %s (created %+v)", got, tk.TaskID, status, tk)
+	}
+	if hasID {
+		e.t.Fatal("task status notification carries an event id; it is not replayable and must not move the resume cursor")
+	}
+}
+
+// TestTaskStatusNotification: the creating session's GET gets the task's
+// terminal status; another session of the same principal and another
+// principal get nothing of it (their first notification is their own
+// task's); a cancel is notified; with no GET the task still completes and
+// a later GET is not sent the missed notification.
+func TestTaskStatusNotification(t *testing.T) {
+	e, alice, mallory := twoPrincipals(t)
+	asid, a2sid, msid := e.connect(alice), e.connect(alice), e.connect(mallory)
+	aGET, a2GET, mGET := e.openGET(alice, asid, ""), e.openGET(alice, a2sid, ""), e.openGET(mallory, msid, "")
+
+	tk := e.createTask(alice, asid, 1, 1000, nil)
+	e.step()
+	e.expectTaskStatus(aGET, tk, "completed")
+
+	cancelled := func(c *wire.Client, sid string, st *wire.Stream) {
+		t.Helper()
+		own := e.createTask(c, sid, 1, 1000, nil)
+		if got := e.task(e.rpc(c, sid, "tasks/cancel", map[string]any{"taskId": own.TaskID})); got.Status != "cancelled" {
+			t.Fatalf("tasks/cancel: %+v", got)
+		}
+		e.expectTaskStatus(st, own, "cancelled")
+	}
+	cancelled(alice, a2sid, a2GET)
+	cancelled(mallory, msid, mGET)
+
+	// No GET: nothing is sent, the task completes as ever.
+	bsid := e.connect(alice)
+	tb := e.createTask(alice, bsid, 1, 1000, nil)
+	e.step()
+	if m := e.rpc(alice, bsid, "tasks/result", map[string]any{"taskId": tb.TaskID}); m.Error != nil || !strings.Contains(string(m.Result), "completed 1 steps") {
+		t.Fatalf("tasks/result without a GET: %+v %s", m.Error, m.Result)
+	}
+	bGET := e.openGET(alice, bsid, "")
+	cancelled(alice, bsid, bGET)
+}
