@@ -63,3 +63,42 @@ func TestStreamWriterReplacedBeforeHeader(t *testing.T) {
 		t.Fatalf("body %q, want only the retry hint", got)
 	}
 }
+
+// TestStreamWriterNotify: an injected notification waits for the go-sdk's
+// 200, goes between whole events without an id, counts as no event of its
+// own (the go-sdk's event it flushes does), and stops at close.
+func TestStreamWriterNotify(t *testing.T) {
+	rec := httptest.NewRecorder()
+	var delivered []int
+	w := &streamWriter{ResponseWriter: rec, onEvent: func(i int) { delivered = append(delivered, i) }}
+	if err := w.notify([]byte(`{"n":0}`)); err != nil || rec.Body.Len() != 0 {
+		t.Fatalf("notify before the header: %v, wrote %q", err, rec.Body.String())
+	}
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write([]byte("event: message\nid: _6\ndata: {\"m\":6}\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.notify([]byte(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("event: message\nid: _7\ndata: {\"m\":7}\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.FlushError(); err != nil {
+		t.Fatal(err)
+	}
+	w.close(time.Second)
+	if err := w.notify([]byte(`{"n":2}`)); err != nil {
+		t.Fatalf("notify after close: %v", err)
+	}
+	want := "event: message\nid: _6\ndata: {\"m\":6}\n\n" +
+		"event: message\ndata: {\"n\":1}\n\n" +
+		"event: message\nid: _7\ndata: {\"m\":7}\n\n" +
+		"retry: 1000\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Fatalf("stream:\n%q\nwant:\n%q", got, want)
+	}
+	if !slices.Equal(delivered, []int{6, 7}) {
+		t.Fatalf("delivered %v, want [6 7]", delivered)
+	}
+}
