@@ -11,12 +11,12 @@ import (
 // taskStatusOn reads st until a notifications/tasks/status arrives and
 // returns its task; any other message first fails the test. The stream
 // read is bounded by the client's context.
-func (e *env) taskStatusOn(st *wire.Stream) (taskWire, bool) {
-	e.t.Helper()
+func taskStatusOn(t *testing.T, st *wire.Stream) (taskWire, bool) {
+	t.Helper()
 	for {
 		ev, err := st.Next()
 		if err != nil {
-			e.t.Fatalf("GET stream: %v", err)
+			t.Fatalf("GET stream: %v", err)
 		}
 		if ev.Data == "" {
 			continue
@@ -26,7 +26,7 @@ func (e *env) taskStatusOn(st *wire.Stream) (taskWire, bool) {
 			Params taskWire `json:"params"`
 		}
 		if err := json.Unmarshal([]byte(ev.Data), &m); err != nil || m.Method != "notifications/tasks/status" {
-			e.t.Fatalf("GET stream: want notifications/tasks/status, got %q (%v)", ev.Data, err)
+			t.Fatalf("GET stream: want notifications/tasks/status, got %q (%v)", ev.Data, err)
 		}
 		return m.Params, ev.HasID
 	}
@@ -35,12 +35,17 @@ func (e *env) taskStatusOn(st *wire.Stream) (taskWire, bool) {
 // expectTaskStatus waits for tk's status notification on st.
 func (e *env) expectTaskStatus(st *wire.Stream, tk taskWire, status string) {
 	e.t.Helper()
-	got, hasID := e.taskStatusOn(st)
-	if got.TaskID != tk.TaskID || got.Status != status || got.CreatedAt != tk.CreatedAt || got.TTL != tk.TTL || got.PollInterval != tk.PollInterval {
-		e.t.Fatalf("task status notification %+v, want task %s %s (created %+v)", got, tk.TaskID, status, tk)
+	expectTaskStatus(e.t, st, tk.TaskID, status)
+}
+
+func expectTaskStatus(t *testing.T, st *wire.Stream, id, status string) {
+	t.Helper()
+	got, hasID := taskStatusOn(t, st)
+	if got.TaskID != id || got.Status != status || got.CreatedAt == "" || got.TTL <= 0 || got.PollInterval <= 0 {
+		t.Fatalf("task status notification %+v, want task %s %s", got, id, status)
 	}
 	if hasID {
-		e.t.Fatal("task status notification carries an event id; it is not replayable and must not move the resume cursor")
+		t.Fatal("task status notification carries an event id; it is not replayable and must not move the resume cursor")
 	}
 }
 
@@ -78,4 +83,28 @@ func TestTaskStatusNotification(t *testing.T) {
 	}
 	bGET := e.openGET(alice, bsid, "")
 	cancelled(alice, bsid, bGET)
+}
+
+// TestTaskStatusNotificationOnRedis: with a shared store, the replica
+// running the task sends its status on the GET it holds, a cancel decided
+// on another replica included.
+func TestTaskStatusNotificationOnRedis(t *testing.T) {
+	rs := replicas(t, 2, replicaConfig())
+	ctx := testCtx(t)
+	a, b := rs[0].client(t), rs[1].client(t)
+	sid := connectOn(t, ctx, a)
+	get, err := a.OpenGET(ctx, sid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { get.Close() })
+	if prime, err := get.Next(); err != nil || !prime.HasID || prime.Data != "" {
+		t.Fatalf("priming event: %+v %v", prime, err)
+	}
+	expectTaskStatus(t, get, replicaCreate(t, a, sid, 1, 0), "completed")
+	long := replicaCreate(t, a, sid, 100, 100)
+	if got := replicaTaskOf(t, "tasks/cancel on B", replicaTask(t, b, sid, "tasks/cancel", map[string]any{"taskId": long})); got.Status != "cancelled" {
+		t.Fatalf("tasks/cancel on B: %+v", got)
+	}
+	expectTaskStatus(t, get, long, "cancelled")
 }
