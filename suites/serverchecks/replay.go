@@ -25,19 +25,10 @@ func replayChecks() []def {
 			// Back after a refresh: the standalone stream, and the call's stream
 			// resumed; the next notifications come on one of them.
 			get := e.openGET(ctx, e.C, sid, "")
-			// A server that redirects a cut call's notifications to the
-			// standalone stream sends the next one there: wait for it before
-			// resuming the call's stream, so that the second refresh tests
-			// that server's standalone replay whatever the machine's load.
-			streams := []*collector{get}
-			post := &collector{} // empty unless the call's stream is resumed
-			if !e.WaitUntil(2*quiet(e.Config), func() bool { return len(e.notes(get.Messages(), k)) > 0 }) {
-				post = e.resume(ctx, sid, k.post)
-				streams = append(streams, post)
-			}
+			post := e.resume(ctx, sid, k.post)
 			var carrier *collector
 			e.Eventually(func() bool {
-				for _, c := range streams {
+				for _, c := range []*collector{get, post} {
 					if len(e.notes(c.Messages(), k)) > 0 {
 						carrier = c
 						return true
