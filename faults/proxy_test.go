@@ -101,13 +101,7 @@ func TestFreeze(t *testing.T) {
 // TestFreezeTCP checks both directions on a bare TCP connection.
 func TestFreezeTCP(t *testing.T) {
 	checkLeaks(t)
-	up := newEchoUpstream(t)
-	p, err := newServer(t).NewProxy("tcp", up.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, server := up.connect(t, p.Addr())
-	exchange(t, conn, server)
+	p, up, conn, server := tcpThroughProxy(t)
 	if err := p.Freeze(); err != nil {
 		t.Fatal(err)
 	}
@@ -132,13 +126,7 @@ func TestFreezeTCP(t *testing.T) {
 // arrives and new connections work.
 func TestStallTCP(t *testing.T) {
 	checkLeaks(t)
-	up := newEchoUpstream(t)
-	p, err := newServer(t).NewProxy("tcp", up.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, server := up.connect(t, p.Addr())
-	exchange(t, conn, server)
+	p, up, conn, server := tcpThroughProxy(t)
 	if err := p.Stall(); err != nil {
 		t.Fatal(err)
 	}
@@ -184,13 +172,7 @@ func TestStallTCP(t *testing.T) {
 // TestRefreshTCP checks that both peers of a bare TCP connection see a FIN.
 func TestRefreshTCP(t *testing.T) {
 	checkLeaks(t)
-	up := newEchoUpstream(t)
-	p, err := newServer(t).NewProxy("tcp", up.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, server := up.connect(t, p.Addr())
-	exchange(t, conn, server)
+	p, up, conn, server := tcpThroughProxy(t)
 	if err := p.Refresh(); err != nil {
 		t.Fatal(err)
 	}
@@ -303,4 +285,18 @@ func TestClose(t *testing.T) {
 	if _, err := s.NewProxy("late", u.addr()); !errors.Is(err, ErrClosed) {
 		t.Fatalf("NewProxy on a closed server: err = %v, want ErrClosed", err)
 	}
+}
+
+// tcpThroughProxy starts an echo upstream behind a TCP proxy and returns
+// one connection through it, both ends seen to exchange data.
+func tcpThroughProxy(t *testing.T) (*Proxy, *tcpUpstream, net.Conn, net.Conn) {
+	t.Helper()
+	up := newEchoUpstream(t)
+	p, err := newServer(t).NewProxy("tcp", up.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, server := up.connect(t, p.Addr())
+	exchange(t, conn, server)
+	return p, up, conn, server
 }
