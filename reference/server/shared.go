@@ -248,7 +248,7 @@ func (s *Server) followStandalone(w http.ResponseWriter, r *http.Request, sess *
 			if ev.Index <= sent {
 				continue
 			}
-			if _, err := fmt.Fprintf(sw, "event: message\nid: _%d\ndata: %s\n\n", ev.Index, ev.Data); err != nil {
+			if writeMessageEvent(sw, "", ev.Index, ev.Data) != nil {
 				return
 			}
 			if http.NewResponseController(sw).Flush() != nil {
@@ -287,7 +287,7 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 		if ix <= sent {
 			return true
 		}
-		if _, err := fmt.Fprintf(w, "event: message\nid: %s_%d\ndata: %s\n\n", stream, ix, data); err != nil {
+		if writeMessageEvent(w, stream, ix, data) != nil {
 			return false
 		}
 		sent = ix

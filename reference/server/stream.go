@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -70,7 +71,7 @@ func (w *streamWriter) writeHeaderLocked(code int) {
 		fmt.Fprintf(&b, "id: %s\ndata: \n\n", w.primingID)
 	}
 	for _, ev := range w.backlog {
-		fmt.Fprintf(&b, "event: message\nid: _%d\ndata: %s\n\n", ev.Index, ev.Data)
+		writeMessageEvent(&b, "", ev.Index, ev.Data)
 	}
 	backlog := w.backlog
 	w.primingID, w.backlog = "", nil
@@ -193,6 +194,13 @@ func standaloneEventIndex(p []byte) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// writeMessageEvent writes a stored message as an SSE event whose id has
+// the go-sdk's "<stream>_<index>" form (the standalone stream's id is "").
+func writeMessageEvent(w io.Writer, stream string, index int, data []byte) error {
+	_, err := fmt.Fprintf(w, "event: message\nid: %s_%d\ndata: %s\n\n", stream, index, data)
+	return err
 }
 
 // parseEventID splits a Last-Event-ID in the go-sdk's "<stream>_<index>" form.
