@@ -89,15 +89,18 @@ func TestServerReference(t *testing.T) {
 	}
 }
 
-// fixtureWorkers is how many fixture runs go at once, each running its
-// checks several at a time (the default --parallel). A run mostly waits
-// on the profile's timings, so more than GOMAXPROCS fit; with 58 checks
-// per run, three keep a 2-core machine inside the grace checks' margins
-// while the other packages' tests run beside them.
-const fixtureWorkers = 3
+// fixtureWorkers is how many fixture runs go at once across the package's
+// tests (TestServerCatchesFixtures and TestServerCatchesFixturesModern
+// share fixturePool), each running its checks several at a time. A run
+// mostly waits on the profile's timings, so more than GOMAXPROCS fit;
+// four keep a 2-core machine inside the grace checks' margins while the
+// other packages' tests run beside them.
+const fixtureWorkers = 4
 
-// fixtureParallel is each fixture run's --parallel: four runs of eight
-// checks keep two cores busy enough.
+// fixturePool holds a token per fixture run in progress.
+var fixturePool = make(chan struct{}, fixtureWorkers)
+
+// fixtureParallel is each fixture run's --parallel (the default).
 const fixtureParallel = 8
 
 // fixtureRun is the outcome of one suite run against a fixture.
@@ -135,8 +138,8 @@ func TestServerCatchesFixtures(t *testing.T) {
 }
 
 // runFixtures runs the server suite (with extra flags) against every
-// fixture of order, fixtureWorkers at a time, and returns each run's
-// outcome by fixture name as it comes.
+// fixture of order, in that order as fixturePool admits them, and returns
+// each run's outcome by fixture name as it comes.
 func runFixtures(t *testing.T, order []fixtures.Fixture, extra ...string) map[string]chan fixtureRun {
 	t.Helper()
 	exe := buildCLI(t)
@@ -148,20 +151,15 @@ func runFixtures(t *testing.T, order []fixtures.Fixture, extra ...string) map[st
 	for _, f := range order {
 		results[f.Name] = make(chan fixtureRun, 1)
 	}
-	jobs := make(chan fixtures.Fixture)
 	dir := t.TempDir()
-	for range fixtureWorkers {
-		go func() {
-			for f := range jobs {
-				results[f.Name] <- suiteAgainst(exe, profile, dir, f, extra...)
-			}
-		}()
-	}
 	go func() {
 		for _, f := range order {
-			jobs <- f
+			fixturePool <- struct{}{}
+			go func() {
+				defer func() { <-fixturePool }()
+				results[f.Name] <- suiteAgainst(exe, profile, dir, f, extra...)
+			}()
 		}
-		close(jobs)
 	}()
 	return results
 }
@@ -240,8 +238,7 @@ func TestServerCatchesFixturesModern(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the sessionless checks against every fixture")
 	}
-	// Not beside TestServerCatchesFixtures: two fixture pools at once
-	// load a small machine past the checks' margins.
+	t.Parallel()
 	all := fixtures.All()
 	results := runFixtures(t, all, "--protocol-version", "2026-07-28", "--suggest-profile", "")
 	for _, f := range all {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -18,7 +20,26 @@ func TestMain(m *testing.M) {
 	if os.Getenv(selfEnv) == "1" {
 		main()
 	}
+	flag.Parse()
+	parallelBeside()
 	os.Exit(m.Run())
+}
+
+// besideEachOther is this package's default -parallel. Its parallel tests
+// mostly wait on the processes they start (harness runs against fixtures,
+// the reference, Redis, Chromium), so more of them fit beside each other
+// than GOMAXPROCS, go test's default; the fixture runs themselves are
+// bounded by fixturePool.
+const besideEachOther = 4
+
+// parallelBeside raises -test.parallel to besideEachOther unless it was
+// given.
+func parallelBeside() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(besideEachOther))
+	}
 }
 
 // self returns a command that runs mcp-conform with args.
