@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
@@ -24,15 +25,12 @@ type Client struct {
 	StateRoot string
 	// ProtocolVersion is the revision the client is told to speak
 	// (contract.EnvProtocolVersion); "" is 2025-11-25. Under
-	// ModernProtocolVersion only the catalogue's Sessionless checks run.
+	// wire.SessionlessProtocolVersion only the catalogue's Sessionless checks run.
 	ProtocolVersion string
 }
 
-// ModernProtocolVersion is the revision without sessions.
-const ModernProtocolVersion = "2026-07-28"
-
 // modern reports whether the client speaks the revision without sessions.
-func (e *clientEnv) modern() bool { return e.client.ProtocolVersion == ModernProtocolVersion }
+func (e *clientEnv) modern() bool { return e.client.ProtocolVersion == wire.SessionlessProtocolVersion }
 
 // clientEnv is one client check: its kit.T, a scripted server of its own,
 // a state directory for the client under test, and the runs of that client.
@@ -69,8 +67,8 @@ func Checks(cl *Client) []kit.Check {
 	for i, d := range defs {
 		ent := catalogue.MustLookup(d.id)
 		out[i] = kit.Check{Entry: ent, Need: d.need, Run: func(t *kit.T) {
-			if cl.ProtocolVersion == ModernProtocolVersion && !ent.Sessionless {
-				t.Skip("not applicable: the check needs sessions, which " + ModernProtocolVersion + " does not have")
+			if cl.ProtocolVersion == wire.SessionlessProtocolVersion && !ent.Sessionless {
+				t.Skip("not applicable: the check needs sessions, which " + wire.SessionlessProtocolVersion + " does not have")
 			}
 			d.body(t.Context(), cl.newEnv(t, d.opts))
 		}}

@@ -131,12 +131,12 @@ func (e *clientEnv) expectSessionless(n int) {
 	e.Helper()
 	xs := e.exchanges(n)
 	e.Expect(xs).NotTo(BeEmpty(), "run %d sent nothing", n)
-	e.Expect(xs[0].RPC.Method).To(Equal("server/discover"), "run %d's first request; a %s client asks server/discover first", n, ModernProtocolVersion)
+	e.Expect(xs[0].RPC.Method).To(Equal("server/discover"), "run %d's first request; a %s client asks server/discover first", n, wire.SessionlessProtocolVersion)
 	for _, x := range xs {
-		e.Expect(x.Method).To(Equal(http.MethodPost), "run %d sent a %s; %s has no GET stream and no DELETE", n, x.Method, ModernProtocolVersion)
-		e.Expect(x.RPC.Method).NotTo(Equal("initialize"), "run %d sent initialize; %s has none", n, ModernProtocolVersion)
-		e.Expect(x.SessionID).To(BeEmpty(), "run %d sent Mcp-Session-Id; %s has no sessions", n, ModernProtocolVersion)
-		e.Expect(x.ProtocolVersion).To(Equal(ModernProtocolVersion), "run %d's %s named protocol version %q", n, x.RPC.Method, x.ProtocolVersion)
+		e.Expect(x.Method).To(Equal(http.MethodPost), "run %d sent a %s; %s has no GET stream and no DELETE", n, x.Method, wire.SessionlessProtocolVersion)
+		e.Expect(x.RPC.Method).NotTo(Equal("initialize"), "run %d sent initialize; %s has none", n, wire.SessionlessProtocolVersion)
+		e.Expect(x.SessionID).To(BeEmpty(), "run %d sent Mcp-Session-Id; %s has no sessions", n, wire.SessionlessProtocolVersion)
+		e.Expect(x.ProtocolVersion).To(Equal(wire.SessionlessProtocolVersion), "run %d's %s named protocol version %q", n, x.RPC.Method, x.ProtocolVersion)
 	}
 }
 
