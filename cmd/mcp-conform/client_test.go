@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/clients"
+	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/suites/clientchecks"
 )
 
 // clientTimeout bounds one run of the client checks in a test.
@@ -323,5 +326,56 @@ func TestClientCatchesTaskFixturesModern(t *testing.T) {
 				t.Errorf("%d CLI-TASK-* checks ran, want 4", tasks)
 			}
 		})
+	}
+}
+
+// TestClientHangIsBounded: against a client that never prints a line nor
+// ends, a check that waits for a run to end and one that waits for a line
+// fail at their deadlines, derived from how many runs each makes and what
+// the scripted server makes them wait, not at a blanket timeout; each
+// message says what was awaited and for how long.
+func TestClientHangIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for two client checks' deadlines")
+	}
+	t.Parallel()
+	deadline := map[string]time.Duration{}
+	for _, c := range clientchecks.Checks(&clientchecks.Client{}) {
+		deadline[c.Entry.ID] = c.Deadline(harness.DefaultMargin)
+	}
+	wants := map[string]*regexp.Regexp{
+		"CLI-STATUS":       regexp.MustCompile(`^run 1 \(call\) still running ([0-9.]+m?s) after it started, at the check's deadline`),
+		"CLI-TASK-PERSIST": regexp.MustCompile(`^run 1 \(task-call\): waited ([0-9.]+m?s) for a task line with the created task's id, in vain`),
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	began := time.Now()
+	out, errOut, code := runClientSelf(t, clientTimeout, "client", "--command", "sleep 600 #",
+		"--scenario", "CLI-STATUS", "--scenario", "CLI-TASK-PERSIST", "--json", js)
+	took := time.Since(began)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
+	}
+	longest := time.Duration(0)
+	for _, c := range readRun(t, js).Checks {
+		want := wants[c.ID]
+		if want == nil {
+			continue
+		}
+		d := deadline[c.ID]
+		longest = max(longest, d)
+		m := want.FindStringSubmatch(c.Message)
+		if c.Verdict != report.Fail || m == nil {
+			t.Errorf("%s: %s %q; want a failure matching %q", c.ID, c.Verdict, c.Message, want)
+			continue
+		}
+		waited, err := time.ParseDuration(m[1])
+		if err != nil || waited < d-time.Second || waited > d+5*time.Second {
+			t.Errorf("%s waited %s; its deadline is %v", c.ID, m[1], d)
+		}
+	}
+	// Generous: the checks run side by side, so the run takes about the
+	// longer deadline; the blanket 30 s per run it replaces took longer.
+	if bound := longest + 8*time.Second; took > bound {
+		t.Errorf("the run took %v, more than %v", took.Round(time.Second), bound)
 	}
 }

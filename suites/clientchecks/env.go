@@ -52,9 +52,13 @@ type def struct {
 	id string
 	// opts configure the check's scripted server.
 	opts serverOpts
-	// need is how long the check's runs of the client take (kit.Check.Need).
-	need time.Duration
-	body func(ctx context.Context, e *clientEnv)
+	// runs is how many times the check starts the client under test, and
+	// waits how long the scripted server makes those runs wait (tool steps,
+	// retry fields, task polls) when the client behaves. The check's need
+	// (kit.Check.Need) is derived from them: runs × runAllowance + waits.
+	runs  int
+	waits time.Duration
+	body  func(ctx context.Context, e *clientEnv)
 }
 
 // Checks returns the client checks, in catalogue order, bound to cl.
@@ -66,7 +70,7 @@ func Checks(cl *Client) []kit.Check {
 	out := make([]kit.Check, len(defs))
 	for i, d := range defs {
 		ent := catalogue.MustLookup(d.id)
-		out[i] = kit.Check{Entry: ent, Need: d.need, Run: func(t *kit.T) {
+		out[i] = kit.Check{Entry: ent, Need: d.need(), Run: func(t *kit.T) {
 			if cl.ProtocolVersion == wire.SessionlessProtocolVersion && !ent.Sessionless {
 				t.Skip("not applicable: the check needs sessions, which " + wire.SessionlessProtocolVersion + " does not have")
 			}
@@ -75,6 +79,14 @@ func Checks(cl *Client) []kit.Check {
 	}
 	return out
 }
+
+// runAllowance is what one run of the client under test may take beyond
+// the waits the scripted server imposes: starting the process (an
+// interpreter's start-up included), initialize, a request or two, exit.
+const runAllowance = 2 * time.Second
+
+// need is how long the check takes against a client that behaves.
+func (d def) need() time.Duration { return time.Duration(d.runs)*runAllowance + d.waits }
 
 func (cl *Client) newEnv(t *kit.T, opts serverOpts) *clientEnv {
 	t.Helper()
@@ -183,6 +195,7 @@ func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what strin
 	e.Helper()
 	tick := time.NewTicker(kit.PollInterval)
 	defer tick.Stop()
+	began := time.Now()
 	for {
 		for _, x := range e.rec.all() {
 			if match(x) {
@@ -194,7 +207,7 @@ func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what strin
 			cr.declined()
 			e.Failf("run %d (%s) ended (%s) before the server saw %s", cr.n, cr.action, cr.exitText(), what)
 		case <-ctx.Done():
-			e.Failf("the server never saw %s", what)
+			e.Failf("waited %v for the server to see %s during run %d, in vain (the check's deadline)", since(began), what, cr.n)
 		case <-tick.C:
 		}
 	}

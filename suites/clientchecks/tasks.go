@@ -24,6 +24,9 @@ const (
 	// taskLeeway is how much sooner than taskPoll a poll may come (timer
 	// and scheduling jitter).
 	taskLeeway = taskPoll / 10
+	// taskTakes is how long a client takes to see the task completed:
+	// the task's run and one poll after it.
+	taskTakes = taskSteps*taskInterval + taskPoll
 )
 
 // taskRun is the scenario's call as a task (task-call) or its resumption.
@@ -164,7 +167,7 @@ func taskStatuses(cr *clientRun) string {
 func taskChecks() []def {
 	done := fmt.Sprintf("completed %d steps", taskSteps)
 	return []def{
-		{id: "CLI-TASK-PERSIST", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-TASK-PERSIST", runs: 2, body: func(ctx context.Context, e *clientEnv) {
 			_, id := e.killedTask(ctx, 0)
 			b := e.run(ctx, actionRun(contract.ActionShow))
 			stored := b.ofType(contract.LineStored)
@@ -172,7 +175,7 @@ func taskChecks() []def {
 			e.Expect(stored[0].TaskID).To(Equal(id), "the stored task id after the kill")
 		}},
 
-		{id: "CLI-TASK-POLL-AFTER-KILL", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-TASK-POLL-AFTER-KILL", runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
 			_, id := e.killedTask(ctx, 0)
 			b := e.run(ctx, taskRun(contract.ActionTaskResume))
 			e.expectPolls(b.n, id)
@@ -180,7 +183,7 @@ func taskChecks() []def {
 			e.Expect(resultText(b.result().Result)).To(Equal(done), "the task's result")
 		}},
 
-		{id: "CLI-TASK-POLL-INTERVAL", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-TASK-POLL-INTERVAL", runs: 2, waits: taskTakes + 3*taskPoll, body: func(ctx context.Context, e *clientEnv) {
 			a, id := e.killedTask(ctx, 3)
 			b := e.run(ctx, taskRun(contract.ActionTaskResume))
 			for _, n := range []int{a.n, b.n} {
@@ -195,7 +198,7 @@ func taskChecks() []def {
 			}
 		}},
 
-		{id: "CLI-TASK-NO-RECREATE", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-TASK-NO-RECREATE", runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
 			_, id := e.killedTask(ctx, 0)
 			b := e.run(ctx, taskRun(contract.ActionTaskCall))
 			e.Expect(e.taskCalls(b.n)).To(BeEmpty(), "asked for the same call again, the client created another task instead of polling task %s", id)
