@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/clientchecks"
 )
 
@@ -27,10 +28,6 @@ type ClientOptions struct {
 	ProtocolVersion string
 }
 
-// clientProtocolVersion is the revision the scripted server is expected
-// to negotiate with a client (the newest with sessions).
-const clientProtocolVersion = "2025-11-25"
-
 // RunClient runs the client checks once against the client that
 // o.Command starts, each check with a scripted, fault-injecting reference
 // server of its own, and returns the result.
@@ -44,11 +41,11 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 	}
 	defer os.RemoveAll(root)
 	fmt.Fprintf(stdout, "mcp-conform client: checking %s (%d at a time)\n", o.Command, o.Parallel)
-	version := clientProtocolVersion
+	version := wire.DefaultProtocolVersion
 	if o.ProtocolVersion != "" {
 		version = o.ProtocolVersion
 	}
-	if version == clientchecks.ModernProtocolVersion {
+	if version == wire.SessionlessProtocolVersion {
 		fmt.Fprintf(stdout, "note: %s has no sessions: only the task checks apply; the others are not applicable\n", version)
 	}
 	run := &report.Run{
@@ -77,11 +74,11 @@ func (o *ClientOptions) validate() error {
 		return setupErr("--command is empty")
 	}
 	switch o.ProtocolVersion {
-	case "", clientProtocolVersion:
+	case "", wire.DefaultProtocolVersion:
 		o.ProtocolVersion = ""
-	case clientchecks.ModernProtocolVersion:
+	case wire.SessionlessProtocolVersion:
 	default:
-		return setupErr("--protocol-version: client mode speaks %s or %s, got %q", clientProtocolVersion, clientchecks.ModernProtocolVersion, o.ProtocolVersion)
+		return setupErr("--protocol-version: client mode speaks %s or %s, got %q", wire.DefaultProtocolVersion, wire.SessionlessProtocolVersion, o.ProtocolVersion)
 	}
 	scenarios := map[string]bool{}
 	for _, id := range o.Scenarios {

@@ -19,9 +19,6 @@ import (
 // preflightTimeout bounds the first contact with the target.
 const preflightTimeout = 15 * time.Second
 
-// sessionlessVersion is the revision that removes sessions and GET streams.
-const sessionlessVersion = "2026-07-28"
-
 // probe is what the first initialize revealed about the target.
 type probe struct {
 	// version is the protocol version the target negotiated.
@@ -42,7 +39,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	c := wire.New(url)
 	c.ProtocolVersion = version
 	c.Header = cfg.RequestHeader()
-	if version >= sessionlessVersion {
+	if version >= wire.SessionlessProtocolVersion {
 		if p := discover(ctx, c); p != nil {
 			return p, nil
 		}
@@ -69,7 +66,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	default:
 		return nil, notMCP("check the URL and path")
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && mt != "text/event-stream" {
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != wire.MediaTypeJSON && mt != wire.MediaTypeSSE {
 		return nil, notMCP("want application/json or text/event-stream")
 	}
 	m, err := resp.Result()
@@ -88,7 +85,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	p := &probe{version: res.ProtocolVersion, rtt: rtt}
 	sid := resp.SessionID()
 	switch {
-	case res.ProtocolVersion >= sessionlessVersion:
+	case res.ProtocolVersion >= wire.SessionlessProtocolVersion:
 		p.sessionless = fmt.Sprintf("the target negotiated protocol %s, which has no sessions, GET streams or resumption", res.ProtocolVersion)
 	case sid == "":
 		p.sessionless = "the target assigned no Mcp-Session-Id (a stateless server)"

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcp-conform/mcp-conform/harness"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 const clientUsage = `usage: mcp-conform client [--command CMD] [--protocol-version V] [--scenario ID]... [--junit FILE] [--json FILE] [--html FILE]
@@ -38,7 +39,9 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o harness.ClientOptions
-	fs.StringVar(&o.ProtocolVersion, "protocol-version", "2025-11-25", "revision the client is told to speak (MCP_CONFORM_PROTOCOL_VERSION): 2025-11-25, or 2026-07-28 (no sessions: only the CLI-TASK-* checks apply)")
+	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, fmt.Sprintf(
+		"revision the client is told to speak (MCP_CONFORM_PROTOCOL_VERSION): %s, or %s (no sessions: only the CLI-TASK-* checks apply)",
+		wire.DefaultProtocolVersion, wire.SessionlessProtocolVersion))
 	fs.StringVar(&o.Command, "command", "", "command that starts the client under test; the server URL is appended (default: the reference client)")
 	var scenarios stringList
 	fs.Var(&scenarios, "scenario", "run only this client check (repeatable, or comma-separated), e.g. CLI-RESUME")

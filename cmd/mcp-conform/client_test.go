@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/clients"
+	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/suites/clientchecks"
 )
 
 // clientTimeout bounds one run of the client checks in a test.
@@ -254,9 +257,9 @@ func verdictOf(t *testing.T, path, id string) report.Verdict {
 }
 
 // TestClientCatchesTaskFixturesModern: under --protocol-version 2026-07-28
-// the CLI-TASK-* checks pass on the reference client and each fails on the
-// task variants that break it; every check that needs sessions is not
-// applicable.
+// the catalogue's Sessionless client checks (the CLI-TASK-* ones) pass on
+// the reference client and each fails on the variants that break it;
+// every check that needs sessions is not applicable.
 func TestClientCatchesTaskFixturesModern(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the task checks against the broken task clients")
@@ -264,9 +267,16 @@ func TestClientCatchesTaskFixturesModern(t *testing.T) {
 	t.Parallel()
 	exe := plainCLI(t)
 	dir := t.TempDir()
+	sessionless := func(id string) bool { return catalogue.MustLookup(id).Sessionless }
+	sessionlessChecks := 0
+	for _, e := range catalogue.Of(catalogue.Client) {
+		if e.Sessionless {
+			sessionlessChecks++
+		}
+	}
 	variants := []clients.Fixture{{Name: "reference"}}
 	for _, f := range clients.All() {
-		if slices.ContainsFunc(f.Breaks, func(id string) bool { return strings.HasPrefix(id, "CLI-TASK-") }) {
+		if slices.ContainsFunc(f.Breaks, sessionless) {
 			variants = append(variants, f)
 		}
 	}
@@ -305,7 +315,7 @@ func TestClientCatchesTaskFixturesModern(t *testing.T) {
 			}
 			tasks := 0
 			for _, c := range r.Checks {
-				task := strings.HasPrefix(c.ID, "CLI-TASK-")
+				task := sessionless(c.ID)
 				broken := slices.Contains(f.Breaks, c.ID)
 				switch {
 				case !task && (c.Verdict != report.Skip || !strings.Contains(c.Message, "needs sessions")):
@@ -319,9 +329,60 @@ func TestClientCatchesTaskFixturesModern(t *testing.T) {
 					tasks++
 				}
 			}
-			if tasks != 4 {
-				t.Errorf("%d CLI-TASK-* checks ran, want 4", tasks)
+			if tasks != sessionlessChecks {
+				t.Errorf("%d sessionless checks ran, want the catalogue's %d", tasks, sessionlessChecks)
 			}
 		})
+	}
+}
+
+// TestClientHangIsBounded: against a client that never prints a line nor
+// ends, a check that waits for a run to end and one that waits for a line
+// fail at their deadlines, derived from how many runs each makes and what
+// the scripted server makes them wait, not at a blanket timeout; each
+// message says what was awaited and for how long.
+func TestClientHangIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for two client checks' deadlines")
+	}
+	t.Parallel()
+	deadline := map[string]time.Duration{}
+	for _, c := range clientchecks.Checks(&clientchecks.Client{}) {
+		deadline[c.Entry.ID] = c.Deadline(harness.DefaultMargin)
+	}
+	wants := map[string]*regexp.Regexp{
+		"CLI-STATUS":       regexp.MustCompile(`^run 1 \(call\) still running ([0-9.]+m?s) after it started, at the check's deadline`),
+		"CLI-TASK-PERSIST": regexp.MustCompile(`^run 1 \(task-call\): waited ([0-9.]+m?s) for a task line with the created task's id, in vain`),
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	began := time.Now()
+	out, errOut, code := runClientSelf(t, clientTimeout, "client", "--command", "sleep 600 #",
+		"--scenario", "CLI-STATUS", "--scenario", "CLI-TASK-PERSIST", "--json", js)
+	took := time.Since(began)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out, errOut)
+	}
+	longest := time.Duration(0)
+	for _, c := range readRun(t, js).Checks {
+		want := wants[c.ID]
+		if want == nil {
+			continue
+		}
+		d := deadline[c.ID]
+		longest = max(longest, d)
+		m := want.FindStringSubmatch(c.Message)
+		if c.Verdict != report.Fail || m == nil {
+			t.Errorf("%s: %s %q; want a failure matching %q", c.ID, c.Verdict, c.Message, want)
+			continue
+		}
+		waited, err := time.ParseDuration(m[1])
+		if err != nil || waited < d-time.Second || waited > d+5*time.Second {
+			t.Errorf("%s waited %s; its deadline is %v", c.ID, m[1], d)
+		}
+	}
+	// Generous: the checks run side by side, so the run takes about the
+	// longer deadline; the blanket 30 s per run it replaces took longer.
+	if bound := longest + 8*time.Second; took > bound {
+		t.Errorf("the run took %v, more than %v", took.Round(time.Second), bound)
 	}
 }

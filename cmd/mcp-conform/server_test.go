@@ -10,10 +10,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
@@ -141,5 +143,51 @@ func TestProfileCommand(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"server", "--url", h.URL(), "--suggest-profile", "/nonexistent/x.yaml"}, io.Discard, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "directory /nonexistent does not exist") {
 		t.Errorf("--suggest-profile in a missing directory: exit %d, %q", code, errOut.String())
+	}
+}
+
+// TestLabelFilterSelects: --label-filter runs exactly the server checks
+// whose labels (side, section, profile, level) satisfy the expression; the
+// others are reported as not selected. The expression mixes || and && so
+// that the grammar, not only a single label, is exercised.
+func TestLabelFilterSelects(t *testing.T) {
+	t.Parallel()
+	js := filepath.Join(t.TempDir(), "r.json")
+	out, errOut, code := runSelf(t, suiteTimeout, "server", "--label-filter", "jsonrpc || (envelope && res)",
+		"--json", js, "--suggest-profile", "")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	want := map[string]bool{}
+	for _, e := range catalogue.All() {
+		if e.Side == catalogue.Server && (slices.Contains(e.Labels(), "jsonrpc") ||
+			slices.Contains(e.Labels(), "envelope") && slices.Contains(e.Labels(), "res")) {
+			want[e.ID] = true
+		}
+	}
+	if len(want) < 2 {
+		t.Fatalf("the expression selects %d catalogue entries; the test wants two sections' worth", len(want))
+	}
+	r := readRun(t, js)
+	ran := 0
+	for _, c := range r.Checks {
+		unselected := c.Verdict == report.Skip && c.Message == report.NotSelected()
+		switch {
+		case want[c.ID] && unselected:
+			t.Errorf("%s has the labels but was not selected", c.ID)
+		case want[c.ID] && c.Verdict != report.Pass:
+			t.Errorf("%s: %s %q against the reference", c.ID, c.Verdict, c.Message)
+		case !want[c.ID] && !unselected:
+			t.Errorf("%s (labels %v) ran: %s %q", c.ID, catalogue.MustLookup(c.ID).Labels(), c.Verdict, c.Message)
+		}
+		if want[c.ID] {
+			ran++
+		}
+	}
+	if ran != len(want) {
+		t.Errorf("the report holds %d of the %d selected checks", ran, len(want))
+	}
+	if n := strings.Count(out, "\n["); n != len(want) {
+		t.Errorf("%d progress lines, want one per selected check (%d):\n%s", n, len(want), out)
 	}
 }

@@ -28,13 +28,19 @@ const (
 	HeaderLastEventID     = "Last-Event-ID"
 	// DefaultProtocolVersion is the revision negotiated unless told otherwise.
 	DefaultProtocolVersion = "2025-11-25"
+	// SessionlessProtocolVersion is the first revision without sessions,
+	// initialize or GET streams, whose tasks are an extension.
+	SessionlessProtocolVersion = "2026-07-28"
 
+	// MediaTypeJSON and MediaTypeSSE are the two media types of an answer.
+	MediaTypeJSON = "application/json"
+	MediaTypeSSE  = "text/event-stream"
 	// AcceptPOST is the Accept of a POST: a JSON body or an SSE stream.
-	AcceptPOST = "application/json, text/event-stream"
+	AcceptPOST = MediaTypeJSON + ", " + MediaTypeSSE
 	// AcceptGET is the Accept of a GET: an SSE stream only.
-	AcceptGET = "text/event-stream"
+	AcceptGET = MediaTypeSSE
 	// ContentTypeJSON is the Content-Type of a POST body.
-	ContentTypeJSON = "application/json"
+	ContentTypeJSON = MediaTypeJSON
 
 	// CodeSessionExpired is the JSON-RPC error code of the session-expired
 	// envelope (a 404 for an unknown or expired session id).
@@ -402,7 +408,7 @@ func (s *Stream) Close() error { return s.Resp.Body.Close() }
 // IsSSE reports a text/event-stream answer.
 func IsSSE(resp *http.Response) bool {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return mt == "text/event-stream"
+	return mt == MediaTypeSSE
 }
 
 func truncate(b []byte) []byte {

@@ -2,14 +2,19 @@ package client_test
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/mcp-conform/mcp-conform/internal/nettest"
 )
 
 // TestResponseOnStandaloneStream: a server that sends a call's response on
 // the standalone GET stream (the spec allows it only on the call's own
 // stream) still gets the call answered; the client does not drop it and
-// wait on the call's resumed stream for ever.
+// wait on the call's resumed stream for ever. It warns once that the
+// server broke the spec.
 func TestResponseOnStandaloneStream(t *testing.T) {
 	s := newScripted(t)
 	getOpen := make(chan struct{})
@@ -40,13 +45,24 @@ func TestResponseOnStandaloneStream(t *testing.T) {
 		}
 		<-r.Context().Done()
 	}
-	c := connectTo(t, s.options(nil))
+	o := s.options(nil)
+	var warnings nettest.SyncBuffer
+	o.Logger = slog.New(slog.NewTextHandler(&warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c := connectTo(t, o)
 	res, err := c.CallTool(ctx(t), "t", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := string(res.Raw); got != `{"content":[{"type":"text","text":"on the GET"}]}` {
 		t.Fatalf("result content %s", got)
+	}
+	// The warning is logged before the call returns.
+	logged := warnings.String()
+	if n := strings.Count(logged, "response on a stream other than its request's"); n != 1 {
+		t.Fatalf("the stray-response warning was logged %d times, want once; warnings:\n%s", n, logged)
+	}
+	if !strings.Contains(logged, "level=WARN") {
+		t.Fatalf("the stray response is not logged as a warning:\n%s", logged)
 	}
 }
 

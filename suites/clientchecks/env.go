@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
@@ -24,15 +25,12 @@ type Client struct {
 	StateRoot string
 	// ProtocolVersion is the revision the client is told to speak
 	// (contract.EnvProtocolVersion); "" is 2025-11-25. Under
-	// ModernProtocolVersion only the catalogue's Sessionless checks run.
+	// wire.SessionlessProtocolVersion only the catalogue's Sessionless checks run.
 	ProtocolVersion string
 }
 
-// ModernProtocolVersion is the revision without sessions.
-const ModernProtocolVersion = "2026-07-28"
-
 // modern reports whether the client speaks the revision without sessions.
-func (e *clientEnv) modern() bool { return e.client.ProtocolVersion == ModernProtocolVersion }
+func (e *clientEnv) modern() bool { return e.client.ProtocolVersion == wire.SessionlessProtocolVersion }
 
 // clientEnv is one client check: its kit.T, a scripted server of its own,
 // a state directory for the client under test, and the runs of that client.
@@ -54,9 +52,13 @@ type def struct {
 	id string
 	// opts configure the check's scripted server.
 	opts serverOpts
-	// need is how long the check's runs of the client take (kit.Check.Need).
-	need time.Duration
-	body func(ctx context.Context, e *clientEnv)
+	// runs is how many times the check starts the client under test, and
+	// waits how long the scripted server makes those runs wait (tool steps,
+	// retry fields, task polls) when the client behaves. The check's need
+	// (kit.Check.Need) is derived from them: runs × runAllowance + waits.
+	runs  int
+	waits time.Duration
+	body  func(ctx context.Context, e *clientEnv)
 }
 
 // Checks returns the client checks, in catalogue order, bound to cl.
@@ -68,15 +70,23 @@ func Checks(cl *Client) []kit.Check {
 	out := make([]kit.Check, len(defs))
 	for i, d := range defs {
 		ent := catalogue.MustLookup(d.id)
-		out[i] = kit.Check{Entry: ent, Need: d.need, Run: func(t *kit.T) {
-			if cl.ProtocolVersion == ModernProtocolVersion && !ent.Sessionless {
-				t.Skip("not applicable: the check needs sessions, which " + ModernProtocolVersion + " does not have")
+		out[i] = kit.Check{Entry: ent, Need: d.need(), Run: func(t *kit.T) {
+			if cl.ProtocolVersion == wire.SessionlessProtocolVersion && !ent.Sessionless {
+				t.Skip("not applicable: the check needs sessions, which " + wire.SessionlessProtocolVersion + " does not have")
 			}
 			d.body(t.Context(), cl.newEnv(t, d.opts))
 		}}
 	}
 	return out
 }
+
+// runAllowance is what one run of the client under test may take beyond
+// the waits the scripted server imposes: starting the process (an
+// interpreter's start-up included), initialize, a request or two, exit.
+const runAllowance = 2 * time.Second
+
+// need is how long the check takes against a client that behaves.
+func (d def) need() time.Duration { return time.Duration(d.runs)*runAllowance + d.waits }
 
 func (cl *Client) newEnv(t *kit.T, opts serverOpts) *clientEnv {
 	t.Helper()
@@ -185,6 +195,7 @@ func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what strin
 	e.Helper()
 	tick := time.NewTicker(kit.PollInterval)
 	defer tick.Stop()
+	began := time.Now()
 	for {
 		for _, x := range e.rec.all() {
 			if match(x) {
@@ -196,7 +207,7 @@ func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what strin
 			cr.declined()
 			e.Failf("run %d (%s) ended (%s) before the server saw %s", cr.n, cr.action, cr.exitText(), what)
 		case <-ctx.Done():
-			e.Failf("the server never saw %s", what)
+			e.Failf("waited %v for the server to see %s during run %d, in vain (the check's deadline)", since(began), what, cr.n)
 		case <-tick.C:
 		}
 	}

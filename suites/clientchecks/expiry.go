@@ -88,7 +88,7 @@ func (e *clientEnv) pollJob(ctx context.Context, job string) (*clientRun, map[st
 // expiryChecks are the expiry checks.
 func expiryChecks() []def {
 	return []def{
-		{id: "CLI-404-REINIT", opts: serverOpts{plain: true}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-404-REINIT", opts: serverOpts{plain: true}, runs: 2, body: func(ctx context.Context, e *clientEnv) {
 			e.expireFirstCall()
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "retried"}))
 			e.Expect(resultText(a.result().Result)).To(Equal("retried"))
@@ -105,7 +105,7 @@ func expiryChecks() []def {
 			e.Expect(e.toolCalls(b.n)).To(HaveLen(2), "after the retry also got 404 the client must stop: one retry, no loop")
 		}},
 
-		{id: "CLI-ENVELOPE", opts: serverOpts{}, need: 20 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-ENVELOPE", opts: serverOpts{}, runs: 4 /* job_start, then job_get; twice */, body: func(ctx context.Context, e *clientEnv) {
 			job := callRun("job_start", map[string]any{"steps": 1, "interval_ms": 0})
 			start := e.run(ctx, job)
 			first := str(structured(start.result().Result)["job_id"])
@@ -132,7 +132,7 @@ func expiryChecks() []def {
 			e.Expect(snap2["turn"]).To(Equal("2"), "the conversation's next turn")
 		}},
 
-		{id: "CLI-RETRY-ONCE", opts: serverOpts{}, need: 30 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-RETRY-ONCE", opts: serverOpts{}, runs: 11, waits: longStep, body: func(ctx context.Context, e *clientEnv) {
 			expired := []string{"Invalid params: Invalid or expired session", "Session expired", "Expired session, please reconnect", "SESSION NOT FOUND", "Unknown session 4f2a"}
 			for _, m := range expired {
 				e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
@@ -169,15 +169,15 @@ func expiryChecks() []def {
 			e.Expect(e.toolCalls(r.n)).To(HaveLen(2), "a failed retry must surface its error: one retry, no loop")
 			// The user's cancel of a call in progress is never retried.
 			e.srv.setHook(nil)
-			c := e.start(callRun("long_operation", map[string]any{"steps": 20, "interval_ms": 100}))
+			c := e.start(callRun("long_operation", map[string]any{"steps": 20, "interval_ms": longStep.Milliseconds()}))
 			c.waitLine(ctx, "a notification", isNotification)
 			at := c.interrupt()
-			c.wait(ctx, runTimeout)
+			c.wait(ctx)
 			e.Expect(e.toolCalls(c.n)).To(HaveLen(1), "a cancel must never cause a retry")
 			expectNoReconnect(e, c.n, at, "a cancel")
 		}},
 
-		{id: "CLI-CANCEL-WAIT", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-CANCEL-WAIT", opts: serverOpts{}, runs: 1, waits: promptly, body: func(ctx context.Context, e *clientEnv) {
 			var expired atomic.Bool
 			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
 				switch {
@@ -209,7 +209,7 @@ func expiryChecks() []def {
 			}
 		}},
 
-		{id: "CLI-RESTART-HINT", opts: serverOpts{hint: true}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-RESTART-HINT", opts: serverOpts{hint: true}, runs: 3, body: func(ctx context.Context, e *clientEnv) {
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "one"}))
 			old := e.sessionOf(a.n)
 			e.Expect(e.srv.restart()).To(Succeed())
@@ -280,7 +280,7 @@ func statuses(lines []outLine) []string {
 // statusChecks are the status checks.
 func statusChecks() []def {
 	return []def{
-		{id: "CLI-STATUS", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-STATUS", opts: serverOpts{}, runs: 2, body: func(ctx context.Context, e *clientEnv) {
 			e.expireFirstCall()
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "status"}))
 			b := e.run(ctx, actionRun(contract.ActionDisconnect))

@@ -112,7 +112,7 @@ func (x exchange) arguments() map[string]json.RawMessage {
 }
 
 // isSSE reports an answer that is an event stream.
-func (x exchange) isSSE() bool { return strings.HasPrefix(x.ContentType, "text/event-stream") }
+func (x exchange) isSSE() bool { return strings.HasPrefix(x.ContentType, wire.MediaTypeSSE) }
 
 // opened reports a 200 SSE answer, as a GET stream that opened.
 func (x exchange) opened() bool { return x.Status == http.StatusOK && x.isSSE() }
@@ -213,7 +213,7 @@ func (w *captureWriter) writeHeaderLocked(code int) {
 	}
 	w.wrote = true
 	h := w.Header()
-	w.sse = strings.HasPrefix(h.Get("Content-Type"), "text/event-stream")
+	w.sse = strings.HasPrefix(h.Get("Content-Type"), wire.MediaTypeSSE)
 	w.rec.update(w.x, func(x *exchange) {
 		x.Status, x.ContentType, x.RespSessionID = code, h.Get("Content-Type"), h.Get(wire.HeaderSessionID)
 	})

@@ -19,9 +19,6 @@ import (
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
-// runTimeout bounds one run of the client under test.
-const runTimeout = 30 * time.Second
-
 // promptly is how soon a client must end after the user's cancel.
 const promptly = 2 * time.Second
 
@@ -195,6 +192,7 @@ func (cr *clientRun) exitText() string {
 // first fails the check (or skips it, if the client declined).
 func (cr *clientRun) waitLine(ctx context.Context, what string, match func(outLine) bool) outLine {
 	cr.e.Helper()
+	began := time.Now()
 	for {
 		lines, exited, changed := cr.snapshot()
 		for _, l := range lines {
@@ -209,24 +207,20 @@ func (cr *clientRun) waitLine(ctx context.Context, what string, match func(outLi
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			cr.e.Failf("run %d (%s): no %s before the check's deadline", cr.n, cr.action, what)
+			cr.e.Failf("run %d (%s): waited %v for %s, in vain (the check's deadline)", cr.n, cr.action, since(began), what)
 		}
 	}
 }
 
-// wait waits for the run to end within d and returns its lines.
-func (cr *clientRun) wait(ctx context.Context, d time.Duration) []outLine {
+// wait waits for the run to end, by the check's deadline, and returns its
+// lines.
+func (cr *clientRun) wait(ctx context.Context) []outLine {
 	cr.e.Helper()
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-cr.done:
-	case <-t.C:
-		cr.kill()
-		cr.e.Failf("run %d (%s) still running after %v: the client does not finish", cr.n, cr.action, d)
 	case <-ctx.Done():
 		cr.kill()
-		cr.e.Failf("run %d (%s) still running at the check's deadline", cr.n, cr.action)
+		cr.e.Failf("run %d (%s) still running %v after it started, at the check's deadline: the client does not finish", cr.n, cr.action, since(cr.started))
 	}
 	cr.e.setRun(0)
 	lines, _, _ := cr.snapshot()
@@ -250,7 +244,7 @@ func (cr *clientRun) declined() {
 // finish waits for the run and expects it to succeed.
 func (cr *clientRun) finish(ctx context.Context) []outLine {
 	cr.e.Helper()
-	lines := cr.wait(ctx, runTimeout)
+	lines := cr.wait(ctx)
 	cr.declined()
 	cr.e.Expect(cr.code).To(Equal(0), "run %d (%s) %s; it must succeed", cr.n, cr.action, cr.exitText())
 	return lines
@@ -259,7 +253,7 @@ func (cr *clientRun) finish(ctx context.Context) []outLine {
 // fails waits for the run and expects it to end with a failure it reports.
 func (cr *clientRun) fails(ctx context.Context) []outLine {
 	cr.e.Helper()
-	lines := cr.wait(ctx, runTimeout)
+	lines := cr.wait(ctx)
 	cr.declined()
 	cr.e.Expect(cr.code).NotTo(Equal(0), "run %d (%s) exit status 0; the error must be surfaced, not swallowed", cr.n, cr.action)
 	return lines
@@ -316,3 +310,6 @@ func (cr *clientRun) ofType(t string) []outLine {
 	}
 	return out
 }
+
+// since is how long ago t was, as a failure message says it.
+func since(t time.Time) time.Duration { return time.Since(t).Round(10 * time.Millisecond) }

@@ -178,7 +178,7 @@ func (s *scriptedServer) rpcError(x *exchange, w http.ResponseWriter, code int, 
 		id = json.RawMessage("null")
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", wire.MediaTypeJSON)
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
 }
@@ -187,7 +187,7 @@ func (s *scriptedServer) rpcError(x *exchange, w http.ResponseWriter, code int, 
 // client rejoin that session.
 func (s *scriptedServer) refuse(x *exchange, w http.ResponseWriter) {
 	s.rec.note(x, "refused: this session cannot be rejoined")
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", wire.MediaTypeJSON)
 	w.WriteHeader(http.StatusBadRequest)
 	fmt.Fprint(w, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Bad Request: this session cannot be rejoined"},"id":null}`)
 }

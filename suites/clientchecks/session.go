@@ -10,8 +10,11 @@ import (
 	"github.com/mcp-conform/mcp-conform/contract"
 )
 
-// A long call that is still running when the client is killed.
-var longCall = callRun("long_operation", map[string]any{"steps": 100, "interval_ms": 100})
+// A long call that is still running when the client is killed; its first
+// notifications come after longStep.
+const longStep = 100 * time.Millisecond
+
+var longCall = callRun("long_operation", map[string]any{"steps": 100, "interval_ms": longStep.Milliseconds()})
 
 // reconnectToken is the bearer token CLI-RECONNECT gives the client.
 const reconnectToken = "conform-token"
@@ -19,7 +22,7 @@ const reconnectToken = "conform-token"
 // sessionChecks are the sessions checks.
 func sessionChecks() []def {
 	return []def{
-		{id: "CLI-PERSIST", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-PERSIST", opts: serverOpts{}, runs: 3, waits: 2*20*time.Millisecond + longStep, body: func(ctx context.Context, e *clientEnv) {
 			a := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 20}))
 			first := a.result()
 			b := e.start(longCall)
@@ -47,7 +50,7 @@ func sessionChecks() []def {
 			e.Expect(ids).To(ContainElement(st.LastEventID), "stored last event id %q is not an event of the killed call's stream %q", st.LastEventID, ids)
 		}},
 
-		{id: "CLI-CLEAR-ON-DISCONNECT", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-CLEAR-ON-DISCONNECT", opts: serverOpts{}, runs: 5, waits: longStep, body: func(ctx context.Context, e *clientEnv) {
 			a := e.start(longCall)
 			a.waitLine(ctx, "a notification", isNotification)
 			a.kill()
@@ -69,7 +72,7 @@ func sessionChecks() []def {
 			e.Expect(e.createdIn(f.n)).NotTo(BeEmpty(), "after the disconnect the client must start a new session")
 		}},
 
-		{id: "CLI-RECONNECT", opts: serverOpts{token: reconnectToken}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-RECONNECT", opts: serverOpts{token: reconnectToken}, runs: 3, waits: longStep + 2*200*time.Millisecond, body: func(ctx context.Context, e *clientEnv) {
 			first := longCall
 			first.BearerToken = reconnectToken
 			a := e.start(first)
@@ -117,7 +120,7 @@ func sessionChecks() []def {
 			e.Expect(listed).To(ConsistOf(served), "the rejoined client must see the session's tools")
 		}},
 
-		{id: "CLI-FALLBACK", opts: serverOpts{}, need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-FALLBACK", opts: serverOpts{}, runs: 5, body: func(ctx context.Context, e *clientEnv) {
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "before the restart"}))
 			old := e.sessionOf(a.n)
 			e.Expect(e.srv.restart()).To(Succeed())

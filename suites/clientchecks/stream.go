@@ -20,11 +20,23 @@ const retryField = 1200 * time.Millisecond
 // retrySlack is how much later than retryField a reconnect may come.
 const retrySlack = 1500 * time.Millisecond
 
+// CLI-RESUME's call: resumeSteps steps, resumeInterval apart.
+const (
+	resumeSteps    = 6
+	resumeInterval = 400 * time.Millisecond
+)
+
+// CLI-RETRY-FIELD's call: retrySteps steps, retryInterval apart.
+const (
+	retrySteps    = 4
+	retryInterval = 300 * time.Millisecond
+)
+
 // streamChecks are the streams checks.
 func streamChecks() []def {
 	return []def{
-		{id: "CLI-RESUME", opts: serverOpts{}, need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
-			const n, interval = 6, 400 * time.Millisecond
+		{id: "CLI-RESUME", opts: serverOpts{}, runs: 2, waits: resumeSteps * resumeInterval, body: func(ctx context.Context, e *clientEnv) {
+			const n, interval = resumeSteps, resumeInterval
 			a := e.start(callRun("long_operation", map[string]any{"steps": n, "interval_ms": interval.Milliseconds()}))
 			a.waitLine(ctx, "the log line of step 2", logStep(2))
 			a.kill()
@@ -55,8 +67,8 @@ func streamChecks() []def {
 			e.expectUniqueEventIDs(all)
 		}},
 
-		{id: "CLI-RETRY-FIELD", opts: serverOpts{}, need: 10 * time.Second, body: func(ctx context.Context, e *clientEnv) {
-			const n = 4
+		{id: "CLI-RETRY-FIELD", opts: serverOpts{}, runs: 1, waits: retrySteps*retryInterval + retryField + retrySlack, body: func(ctx context.Context, e *clientEnv) {
+			const n = retrySteps
 			var armed atomic.Bool
 			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
 				if x.tool() == "long_operation" && armed.CompareAndSwap(false, true) {
@@ -65,7 +77,7 @@ func streamChecks() []def {
 				}
 				return false
 			})
-			r := e.run(ctx, callRun("long_operation", map[string]any{"steps": n, "interval_ms": 300}))
+			r := e.run(ctx, callRun("long_operation", map[string]any{"steps": n, "interval_ms": retryInterval.Milliseconds()}))
 			e.Expect(resultText(r.result().Result)).To(Equal("completed 4 steps"))
 			callX := e.toolCalls(r.n)[0]
 			e.Expect(callX.CutAt.IsZero()).To(BeFalse(), "the server did not get to close the stream")

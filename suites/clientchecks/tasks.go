@@ -24,6 +24,9 @@ const (
 	// taskLeeway is how much sooner than taskPoll a poll may come (timer
 	// and scheduling jitter).
 	taskLeeway = taskPoll / 10
+	// taskTakes is how long a client takes to see the task completed:
+	// the task's run and one poll after it.
+	taskTakes = taskSteps*taskInterval + taskPoll
 )
 
 // taskRun is the scenario's call as a task (task-call) or its resumption.
@@ -131,12 +134,12 @@ func (e *clientEnv) expectSessionless(n int) {
 	e.Helper()
 	xs := e.exchanges(n)
 	e.Expect(xs).NotTo(BeEmpty(), "run %d sent nothing", n)
-	e.Expect(xs[0].RPC.Method).To(Equal("server/discover"), "run %d's first request; a %s client asks server/discover first", n, ModernProtocolVersion)
+	e.Expect(xs[0].RPC.Method).To(Equal("server/discover"), "run %d's first request; a %s client asks server/discover first", n, wire.SessionlessProtocolVersion)
 	for _, x := range xs {
-		e.Expect(x.Method).To(Equal(http.MethodPost), "run %d sent a %s; %s has no GET stream and no DELETE", n, x.Method, ModernProtocolVersion)
-		e.Expect(x.RPC.Method).NotTo(Equal("initialize"), "run %d sent initialize; %s has none", n, ModernProtocolVersion)
-		e.Expect(x.SessionID).To(BeEmpty(), "run %d sent Mcp-Session-Id; %s has no sessions", n, ModernProtocolVersion)
-		e.Expect(x.ProtocolVersion).To(Equal(ModernProtocolVersion), "run %d's %s named protocol version %q", n, x.RPC.Method, x.ProtocolVersion)
+		e.Expect(x.Method).To(Equal(http.MethodPost), "run %d sent a %s; %s has no GET stream and no DELETE", n, x.Method, wire.SessionlessProtocolVersion)
+		e.Expect(x.RPC.Method).NotTo(Equal("initialize"), "run %d sent initialize; %s has none", n, wire.SessionlessProtocolVersion)
+		e.Expect(x.SessionID).To(BeEmpty(), "run %d sent Mcp-Session-Id; %s has no sessions", n, wire.SessionlessProtocolVersion)
+		e.Expect(x.ProtocolVersion).To(Equal(wire.SessionlessProtocolVersion), "run %d's %s named protocol version %q", n, x.RPC.Method, x.ProtocolVersion)
 	}
 }
 
@@ -164,7 +167,7 @@ func taskStatuses(cr *clientRun) string {
 func taskChecks() []def {
 	done := fmt.Sprintf("completed %d steps", taskSteps)
 	return []def{
-		{id: "CLI-TASK-PERSIST", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-TASK-PERSIST", runs: 2, body: func(ctx context.Context, e *clientEnv) {
 			_, id := e.killedTask(ctx, 0)
 			b := e.run(ctx, actionRun(contract.ActionShow))
 			stored := b.ofType(contract.LineStored)
@@ -172,7 +175,7 @@ func taskChecks() []def {
 			e.Expect(stored[0].TaskID).To(Equal(id), "the stored task id after the kill")
 		}},
 
-		{id: "CLI-TASK-POLL-AFTER-KILL", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-TASK-POLL-AFTER-KILL", runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
 			_, id := e.killedTask(ctx, 0)
 			b := e.run(ctx, taskRun(contract.ActionTaskResume))
 			e.expectPolls(b.n, id)
@@ -180,7 +183,7 @@ func taskChecks() []def {
 			e.Expect(resultText(b.result().Result)).To(Equal(done), "the task's result")
 		}},
 
-		{id: "CLI-TASK-POLL-INTERVAL", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-TASK-POLL-INTERVAL", runs: 2, waits: taskTakes + 3*taskPoll, body: func(ctx context.Context, e *clientEnv) {
 			a, id := e.killedTask(ctx, 3)
 			b := e.run(ctx, taskRun(contract.ActionTaskResume))
 			for _, n := range []int{a.n, b.n} {
@@ -195,7 +198,7 @@ func taskChecks() []def {
 			}
 		}},
 
-		{id: "CLI-TASK-NO-RECREATE", need: 15 * time.Second, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-TASK-NO-RECREATE", runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
 			_, id := e.killedTask(ctx, 0)
 			b := e.run(ctx, taskRun(contract.ActionTaskCall))
 			e.Expect(e.taskCalls(b.n)).To(BeEmpty(), "asked for the same call again, the client created another task instead of polling task %s", id)

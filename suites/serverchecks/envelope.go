@@ -192,7 +192,7 @@ func (e *env) expectEnvelope(ctx context.Context, sid string) envelope {
 	}
 	e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list with unknown session id %q", sid)
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	e.Expect(mt).To(Equal("application/json"), "Content-Type of the 404")
+	e.Expect(mt).To(Equal(wire.MediaTypeJSON), "Content-Type of the 404")
 	var env404 envelope
 	e.Expect(json.Unmarshal(resp.Body, &env404)).To(Succeed(), "404 body %q is not JSON", resp.Body)
 	e.Expect(env404.JSONRPC).To(Equal("2.0"), "jsonrpc")

@@ -37,7 +37,7 @@ func streamChecks() []def {
 			}
 			e.Expect(resp.StatusCode).To(Equal(http.StatusOK), "GET with Accept: text/event-stream")
 			mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-			e.Expect(mt).To(Equal("text/event-stream"), "Content-Type of the GET stream")
+			e.Expect(mt).To(Equal(wire.MediaTypeSSE), "Content-Type of the GET stream")
 		}},
 
 		{id: "GET-NO-RESPONSES", need: notifyNeed, body: func(ctx context.Context, e *env) {

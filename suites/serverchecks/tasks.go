@@ -78,11 +78,8 @@ func (t taskState) poll() time.Duration {
 	return time.Duration(max(t.PollInterval, t.PollIntervalMs)) * time.Millisecond
 }
 
-// modernVersion is the first revision whose tasks are the extension's.
-const modernVersion = "2026-07-28"
-
 // modern reports a target checked in the sessionless revision.
-func (e *env) modern() bool { return e.target.ProtocolVersion >= modernVersion }
+func (e *env) modern() bool { return e.target.ProtocolVersion >= wire.SessionlessProtocolVersion }
 
 // taskSession returns the session task requests go on: a new one, or ""
 // in the sessionless revision.
