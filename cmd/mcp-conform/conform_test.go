@@ -353,6 +353,41 @@ func TestFailingWaitsAreBounded(t *testing.T) {
 	}
 }
 
+// TestSessionLostMidCheck: against a server that reaps a session whose
+// client only listens on a GET stream 800ms after its last POST,
+// REDIRECT-NO-RESPONSE (silent on the wire for longer than that) passes
+// when the profile declares an idle threshold, because the check keeps its
+// session warm; with none declared it cannot, and its failure names the
+// expiry first, not the refused resume that followed from it.
+func TestSessionLostMidCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a check against a fixture twice")
+	}
+	t.Parallel()
+	const focus = "^REDIRECT-NO-RESPONSE:"
+	r, _ := checkFixture(t, "reaped-while-listening", "../../fixtures/profile.yaml", exitOK, "--focus", focus)
+	if c := checkIn(t, r, "REDIRECT-NO-RESPONSE"); c.Verdict != report.Pass {
+		t.Errorf("kept warm: %s %q, want pass", c.Verdict, c.Message)
+	}
+	r, _ = checkFixture(t, "reaped-while-listening", "testdata/no-idle.yaml", exitFail, "--focus", focus)
+	if c := checkIn(t, r, "REDIRECT-NO-RESPONSE"); c.Verdict != report.Fail ||
+		!strings.HasPrefix(c.Message, serverchecks.SessionLost+": tools/list on it got 404") || !strings.Contains(c.Message, "could not keep it warm") {
+		t.Errorf("not kept warm: %s %q, want a failure that names the expiry first", c.Verdict, c.Message)
+	}
+}
+
+// checkIn returns the verdict of check id in r.
+func checkIn(t *testing.T, r *report.Run, id string) report.Check {
+	t.Helper()
+	for _, c := range r.Checks {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("no %s in the report", id)
+	return report.Check{}
+}
+
 // TestZeroGracePeriod: a profile that declares grace_period: 0s, against a
 // server with an idle TTL alone: the two checks about the grace period
 // skip and say why; every other check, GRACE-EXPIRES included, passes.

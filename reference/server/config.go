@@ -117,6 +117,13 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
 
+	// ParkCutNotes sends a call's notifications, while its cut POST stream
+	// is not resumed and no GET stream is connected, to the standalone
+	// stream (a later GET gets them) instead of holding them for whichever
+	// stream comes first: a client that resumes only the POST stream misses
+	// them. Only the broken fixture cut-notes-parked sets it.
+	ParkCutNotes bool
+
 	// ConformanceTools adds the fixtures the official MCP conformance suite
 	// expects (package conformance).
 	ConformanceTools bool

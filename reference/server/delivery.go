@@ -163,6 +163,8 @@ func (s *session) deliver(c *call, n note) error {
 		// replays, in order, before the response.
 		p.route = routeOwn
 		return n.sendOwn()
+	case s.park:
+		return s.toStandalone(n)
 	default:
 		p.route = routeHeld
 	}

@@ -52,12 +52,14 @@ type session struct {
 	nheld   int                // held notifications, all calls
 	clock   clock.Clock
 	maxAge  time.Duration // of held notifications, as of stored events
+	park    bool          // Config.ParkCutNotes
 }
 
 // newSession makes a table entry for id; the caller adds it to the table.
 func (srv *Server) newSession(id, principal string) *session {
 	s := newSession(id, principal, srv.cfg.Clock, srv.cfg.EventMaxAge)
 	s.st, s.shared, s.lease = srv.store, srv.shared, leaseTTL(srv.cfg.ReaperInterval)
+	s.park = srv.cfg.ParkCutNotes
 	return s
 }
 

@@ -39,6 +39,14 @@ func TestExecuteStates(t *testing.T) {
 			k.Diagnose(func(context.Context) string { return "the session expired during the check" })
 			k.Fail("400 Unknown Last-Event-ID")
 		}, Failed, "the session expired during the check\n400 Unknown Last-Event-ID"},
+		{"skip diagnosed", func(k *T) {
+			k.Diagnose(func(context.Context) string { return "the session expired during the check" })
+			k.Skip("the target does not resume streams")
+		}, Failed, "the session expired during the check\nthe check would have been skipped: the target does not resume streams"},
+		{"skip without a cause", func(k *T) {
+			k.Diagnose(func(context.Context) string { return "" })
+			k.Skip("no GET stream")
+		}, Skipped, "no GET stream"},
 		{"cleanup", func(k *T) {
 			k.Cleanup(func(context.Context) { cleaned++ })
 			k.Cleanup(func(context.Context) { cleaned *= 10 })

@@ -95,17 +95,20 @@ func (t *T) Cleanup(f func(ctx context.Context)) {
 	t.cleanups = append(t.cleanups, f)
 }
 
-// Diagnose registers f to run when the check fails, before its cleanups:
-// a cause it finds (say, "the session expired during the check") is put
-// ahead of the failure's message, so the verdict names the real cause.
-// f returns "" when it finds nothing.
+// Diagnose registers f to run when the check fails or skips, before its
+// cleanups: a cause it finds (say, "the session expired during the
+// check") is put ahead of the message, so the verdict names the real
+// cause. A skip with a cause becomes a failure: what it took for the
+// target not offering something followed from that cause, and the cause
+// is a finding. f returns "" when it finds nothing.
 func (t *T) Diagnose(f func(ctx context.Context) string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.diagnoses = append(t.diagnoses, f)
 }
 
-// diagnose puts the causes the diagnoses find ahead of a failure's message.
+// diagnose puts the causes the diagnoses find ahead of a failure's or a
+// skip's message; a skip with a cause fails.
 func (t *T) diagnose(r Result) Result {
 	t.mu.Lock()
 	ds := t.diagnoses
@@ -114,9 +117,13 @@ func (t *T) diagnose(r Result) Result {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		cause := d(ctx)
 		cancel()
-		if cause != "" {
-			r.Message = cause + "\n" + r.Message
+		if cause == "" {
+			continue
 		}
+		if r.State == Skipped {
+			r.State, r.Message = Failed, "the check would have been skipped: "+r.Message
+		}
+		r.Message = cause + "\n" + r.Message
 	}
 	return r
 }
@@ -141,7 +148,7 @@ const cleanupTimeout = 5 * time.Second
 // run runs body and the cleanups, and turns how body ended into a Result.
 func (t *T) run(body func(*T)) (r Result) {
 	defer func() {
-		if r.State == Failed {
+		if r.State == Failed || r.State == Skipped {
 			r = t.diagnose(r)
 		}
 		t.runCleanups()

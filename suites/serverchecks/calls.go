@@ -81,33 +81,6 @@ func (k *call) response(msgs []wire.Message) (wire.Message, bool) {
 	return wire.Message{}, false
 }
 
-// expectSequence checks that parts, read in order from successive streams,
-// form the call's whole notification sequence: every one once, in order.
-func (e *env) expectSequence(parts ...[]string) {
-	var all []string
-	for _, p := range parts {
-		all = append(all, p...)
-	}
-	seen := map[string]int{}
-	for i, n := range all {
-		if j, dup := seen[n]; dup {
-			e.Failf("notification delivered twice (positions %d and %d): %s", j+1, i+1, n)
-		}
-		seen[n] = i
-	}
-	want := e.Config.Tools.Notifying.Notifications
-	e.Expect(all).To(HaveLen(want), "every notification of the call exactly once (got %d of %d)", len(all), want)
-	if e.Config.Tools.Notifying.Method == "notifications/progress" {
-		last := -1.0
-		for _, n := range all {
-			var p struct{ Progress float64 }
-			_ = json.Unmarshal([]byte(n), &p)
-			e.Expect(p.Progress).To(BeNumerically(">", last), "progress notifications in order: %v", all)
-			last = p.Progress
-		}
-	}
-}
-
 // expectDelivered checks that the streams a client holds or held carry,
 // between them, every notification of the call exactly once, each stream
 // in order; where they went is the server's choice. A failure lists which
@@ -185,23 +158,6 @@ func progressList(notes []string) string {
 		return fmt.Sprintf("%d notifications", len(notes))
 	}
 	return strings.Join(out, " ")
-}
-
-// expectOnce checks that parts, read from different streams, hold the
-// call's notifications exactly once between them (order across streams is
-// not defined).
-func (e *env) expectOnce(parts ...[]string) {
-	seen := map[string]bool{}
-	n := 0
-	for _, p := range parts {
-		for _, note := range p {
-			e.Expect(seen).NotTo(HaveKey(note), "notification delivered on more than one stream, or twice: %s", note)
-			seen[note] = true
-			n++
-		}
-	}
-	want := e.Config.Tools.Notifying.Notifications
-	e.Expect(n).To(Equal(want), "every notification of the call exactly once (got %d of %d)", n, want)
 }
 
 // responses returns the JSON-RPC responses among msgs.

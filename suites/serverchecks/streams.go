@@ -73,7 +73,8 @@ func streamChecks() []def {
 			k := e.startNotifying(ctx, e.C, sid, "one-stream")
 			e.awaitResponse(ctx, k, k.post)
 			e.Pause(quiet(e.Config)) // anything broadcast to the GET stream arrives meanwhile
-			e.expectOnce(e.notes(k.post.Messages(), k), e.notes(get.Messages(), k))
+			get.name = "the standalone GET stream"
+			e.expectDelivered(k, k.post, get)
 			e.Expect(responses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
 		}},
 

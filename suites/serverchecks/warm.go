@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,10 +21,10 @@ const SessionLost = "the session expired during the check"
 //     the fault proxy, so faults do not stop it) every third of the
 //     declared idle threshold, so that a check never lets its session go
 //     silent longer than that;
-//   - if the check fails, it asks whether the session still exists, and
-//     when the target says 404 the verdict says so first: the finding
-//     then follows from an expiry, not from the behaviour the check is
-//     about.
+//   - if the check fails or skips, it asks whether the session still
+//     exists, and when the target says it does not (see gone) the verdict
+//     says so first: the finding then follows from an expiry, not from
+//     the behaviour the check is about (and a skip becomes a failure).
 func (e *env) watch(c *wire.Client, sid string) {
 	if e.Entry.Idle || e.Entry.Restarts {
 		return
@@ -36,12 +37,12 @@ func (e *env) watch(c *wire.Client, sid string) {
 			return ""
 		}
 		resp, err := direct.Post(ctx, sid, ownRequest("tools/list", "diagnose"))
-		if err != nil || resp.Status != http.StatusNotFound {
+		if err != nil || !gone(resp) {
 			return ""
 		}
-		return fmt.Sprintf(SessionLost+": tools/list on it got 404 %v after it was created%s. "+
+		return fmt.Sprintf(SessionLost+": tools/list on it got %d %v after it was created%s. "+
 			"A session the check holds must not expire (see GRACE-LIVE-STREAM and GRACE-ACTIVITY-RESETS); what the check saw after that follows from it:",
-			time.Since(born).Round(100*time.Millisecond), e.warmNote())
+			resp.Status, time.Since(born).Round(100*time.Millisecond), e.warmNote())
 	})
 	every := e.Config.Timings.IdleThreshold.D() / 3
 	if every <= 0 {
@@ -80,6 +81,20 @@ func (e *env) watch(c *wire.Client, sid string) {
 	})
 	e.Cleanup(func(context.Context) { stop(); wg.Wait() })
 	e.Logf("session %s kept warm: tools/list every %v, straight to the target (not logged)", sid, every)
+}
+
+// gone reports whether resp says the session it was sent on does not
+// exist: 404, as the specification says, or the 400 that some servers
+// answer for a session they do not know, when its body speaks of the
+// session (a 400 about anything else is not an expiry).
+func gone(resp *wire.Response) bool {
+	switch resp.Status {
+	case http.StatusNotFound:
+		return true
+	case http.StatusBadRequest:
+		return strings.Contains(strings.ToLower(string(resp.Body)), "session")
+	}
+	return false
 }
 
 // ownRequest is a request whose string id no client of the check uses:

@@ -22,6 +22,11 @@ import (
 // initialize works, every later request for the session gets 404. It
 // counts the tools/list requests it sees.
 func forgetful(lists *atomic.Int64) http.Handler {
+	return forgets(lists, http.StatusNotFound, "Session not found")
+}
+
+// forgets is forgetful answering status with an error message.
+func forgets(lists *atomic.Int64, status int, message string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -40,7 +45,7 @@ func forgetful(lists *atomic.Int64) http.Handler {
 		case m.Method == "notifications/initialized":
 			w.WriteHeader(http.StatusAccepted)
 		default:
-			http.Error(w, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`, http.StatusNotFound)
+			http.Error(w, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"`+message+`"},"id":null}`, status)
 		}
 	})
 }
@@ -79,6 +84,47 @@ func TestSessionLostIsNamed(t *testing.T) {
 	}
 	if r := kit.Execute(context.Background(), grace, 5*time.Second); strings.Contains(r.Message, "expired during the check") {
 		t.Fatalf("a grace check got the expiry note: %s", r.Message)
+	}
+}
+
+// TestSessionLost400: a server that answers 400 for a session it does
+// not know loses the session as surely as with 404; a 400 about something
+// else is not taken for an expiry.
+func TestSessionLost400(t *testing.T) {
+	var lists atomic.Int64
+	srv := httptest.NewServer(forgets(&lists, http.StatusBadRequest, "Bad Request: No valid session ID provided"))
+	defer srv.Close()
+	tc := &Target{URL: srv.URL, Config: &target.Config{}, ProtocolVersion: "2025-11-25"}
+	r := kit.Execute(context.Background(), checkOf(t, tc, "RECREATE-WORKS-AFTER"), 5*time.Second)
+	if r.State != kit.Failed || !strings.HasPrefix(r.Message, SessionLost+": tools/list on it got 400") {
+		t.Fatalf("state %v, message:\n%s", r.State, r.Message)
+	}
+
+	other := httptest.NewServer(forgets(&lists, http.StatusBadRequest, "Invalid request"))
+	defer other.Close()
+	tc.URL = other.URL
+	if r := kit.Execute(context.Background(), checkOf(t, tc, "RECREATE-WORKS-AFTER"), 5*time.Second); strings.Contains(r.Message, SessionLost) {
+		t.Fatalf("a 400 that does not speak of the session was taken for an expiry: %s", r.Message)
+	}
+}
+
+// TestSessionLostNotSkipped: a check that would skip, saying the target
+// does not resume streams, after its session vanished fails instead and
+// names the expiry; with the session alive the skip stands.
+func TestSessionLostNotSkipped(t *testing.T) {
+	var lists atomic.Int64
+	srv := httptest.NewServer(forgetful(&lists))
+	defer srv.Close()
+	tc := &Target{URL: srv.URL, ProtocolVersion: "2025-11-25", Config: &target.Config{}}
+	skips := kit.Check{Entry: catalogue.MustLookup("RESUME-NO-INIT"), Run: func(k *kit.T) {
+		e := tc.setup(k, def{})
+		e.connect(k.Context(), e.C)
+		e.Skip("the target does not resume streams: GET with Last-Event-ID got HTTP Bad Request")
+	}}
+	r := kit.Execute(context.Background(), skips, 5*time.Second)
+	if r.State != kit.Failed || !strings.HasPrefix(r.Message, SessionLost+": tools/list on it got 404") ||
+		!strings.Contains(r.Message, "would have been skipped: the target does not resume streams") {
+		t.Fatalf("state %v, message:\n%s", r.State, r.Message)
 	}
 }
 
