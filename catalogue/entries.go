@@ -127,15 +127,15 @@ var entries = []Entry{
 		Summary: "The 404 for a stale id carries a new Mcp-Session-Id of an initialized session that works at once."},
 
 	// Server: replicas (a replicated deployment, --replica-url; requests alternate across replicas).
-	{ID: "REPLICA-SESSION-SHARED", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale",
+	{ID: "REPLICA-SESSION-SHARED", Level: Res, Side: Server, Section: "replicas", Replicas: true, SpecRef: resilience + "horizontal scale",
 		Summary: "A session initialized on one replica is served by every other, with its state (tools.stateful, if declared)."},
-	{ID: "REPLICA-NOTIFY-ROUTED", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying},
+	{ID: "REPLICA-NOTIFY-ROUTED", Level: Res, Side: Server, Section: "replicas", Replicas: true, SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying},
 		Summary: "A standalone GET held on replica B receives the notifications of a call running on replica A after the call's stream is cut."},
-	{ID: "REPLICA-RESUME", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying}, ResumeRequired: true,
+	{ID: "REPLICA-RESUME", Level: Res, Side: Server, Section: "replicas", Replicas: true, SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying}, ResumeRequired: true,
 		Summary: "A POST stream cut on replica A is resumed on replica B with Last-Event-ID: every missed notification, then the response, exactly once."},
-	{ID: "REPLICA-EXPIRE-ONCE", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyGraceTimings}, Idle: true,
+	{ID: "REPLICA-EXPIRE-ONCE", Level: Res, Side: Server, Section: "replicas", Replicas: true, SpecRef: resilience + "horizontal scale", Needs: []Key{KeyGraceTimings}, Idle: true,
 		Summary: "Expiry is decided once for all replicas: a session kept active through one replica lives on every other; once silent it is gone from all."},
-	{ID: "REPLICA-LOSS", Level: Res, Side: Server, Section: "replicas", SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying}, Restarts: true, Exclusive: true,
+	{ID: "REPLICA-LOSS", Level: Res, Side: Server, Section: "replicas", Replicas: true, SpecRef: resilience + "horizontal scale", Needs: []Key{KeyNotifying}, Restarts: true, Exclusive: true,
 		Summary: "Replica A (--server-cmd) killed with SIGKILL mid-call: the session goes on on replica B, and the call's stream resumed there is answered (a result, or an error naming its resume path in data.resume)."},
 	// Server: tasks (2025-11-25 tasks utility; durable creation from the
 	// io.modelcontextprotocol/tasks extension).
