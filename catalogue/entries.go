@@ -53,7 +53,7 @@ var entries = []Entry{
 		Summary: "GET with Accept: text/event-stream and a valid session gets text/event-stream or 405."},
 	{ID: "GET-NO-RESPONSES", Level: Must, Side: Server, Section: "streams", SpecRef: specListening, Needs: []Key{KeyNotifying},
 		Summary: "The standalone GET stream never carries a JSON-RPC response."},
-	{ID: "GET-UNRELATED", Level: Should, Side: Server, Section: "streams", SpecRef: specListening, Needs: []Key{KeyNotifying},
+	{ID: "GET-UNRELATED", Level: Should, Side: Server, Section: "streams", SpecRef: specListening + " (the same SHOULD in every revision from 2025-03-26 to 2025-11-25)", Needs: []Key{KeyNotifying},
 		Summary: "A notification of a request whose POST stream is connected does not appear on the standalone GET stream."},
 	{ID: "MSG-ONE-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specMultiple, Needs: []Key{KeyNotifying},
 		Summary: "Each message goes to exactly one connected stream: no broadcast across GET and POST streams."},
