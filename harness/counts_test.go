@@ -3,6 +3,7 @@ package harness
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -121,6 +122,55 @@ func TestREADMECounts(t *testing.T) {
 		n, _ := strconv.Atoi(m[1] + m[2])
 		if !slices.Contains(sides, n) {
 			t.Errorf("README example %q counts %d checks; a side has %v", m[0], n, sides)
+		}
+	}
+}
+
+// TestREADMEKeyedChecks: README's table of the checks that keep their
+// profile keys names, in each key's row, exactly the checks that need that
+// key (an ID, or a prefix such as GRACE-* for every check it covers).
+func TestREADMEKeyedChecks(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "| key | checks | why no default will do |\n| --- | --- | --- |\n")
+	if !ok {
+		t.Fatal("README has no table of keyed checks")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := map[string][]string{} // key pattern -> named checks
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, " | ")
+		if len(cells) < 3 {
+			t.Fatalf("table row %q", line)
+		}
+		rows[strings.Trim(strings.TrimPrefix(cells[0], "| "), "`")] = strings.Split(cells[1], ", ")
+	}
+	names := func(named []string, id string) bool {
+		for _, n := range named {
+			if n == id || strings.HasSuffix(n, "*") && strings.HasPrefix(id, strings.TrimSuffix(n, "*")) {
+				return true
+			}
+		}
+		return false
+	}
+	matches := func(pattern string, k catalogue.Key) bool {
+		return pattern == string(k) || strings.HasSuffix(pattern, "*") && strings.HasPrefix(string(k), strings.TrimSuffix(pattern, "*"))
+	}
+	for pattern, named := range rows {
+		for _, e := range catalogue.Of(catalogue.Server) {
+			needs := slices.ContainsFunc(e.Needs, func(k catalogue.Key) bool { return matches(pattern, k) })
+			if needs != names(named, e.ID) {
+				t.Errorf("README's %s row: names %s %v, but it needs the key: %v", pattern, e.ID, names(named, e.ID), needs)
+			}
+		}
+	}
+	for _, e := range catalogue.Of(catalogue.Server) {
+		for _, k := range e.Needs {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(rows)), func(p string) bool { return matches(p, k) }) {
+				t.Errorf("%s needs %s, which README's table has no row for", e.ID, k)
+			}
 		}
 	}
 }
