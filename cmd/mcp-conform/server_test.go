@@ -88,7 +88,7 @@ func TestList(t *testing.T) {
 			t.Errorf("list lacks %s", e.ID)
 		}
 	}
-	if !strings.Contains(out.String(), "tools.notifying") || !strings.Contains(out.String(), "--server-cmd") {
+	if !strings.Contains(out.String(), "tools.notifying") || !strings.Contains(out.String(), "--server-cmd") || !strings.Contains(out.String(), "--replica-url") {
 		t.Errorf("list does not say what checks need:\n%s", out.String())
 	}
 	out.Reset()
