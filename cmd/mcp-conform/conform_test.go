@@ -386,7 +386,7 @@ func TestNoToolChecks(t *testing.T) {
 	}
 	t.Parallel()
 	noTool := []string{"GET-NO-RESPONSES", "EVT-ID-UNIQUE", "SSE-PRIMING"}
-	for fixture, broken := range map[string]string{"responses-copied-to-get": "GET-NO-RESPONSES", "post-priming-id-reused": "EVT-ID-UNIQUE", "post-streams-unprimed": "SSE-PRIMING"} {
+	for fixture, broken := range map[string]string{"responses-copied-to-get": "GET-NO-RESPONSES", "post-priming-id-reused": "EVT-ID-UNIQUE", "post-streams-unprimed": "SSE-PRIMING", "get-streams-unprimed": "SSE-PRIMING"} {
 		r, _ := checkFixture(t, fixture, "testdata/tokens-only.yaml", wantExit([]string{broken}),
 			"--strict", "--focus", "^("+strings.Join(noTool, "|")+"):")
 		for _, c := range r.Checks {
