@@ -57,6 +57,9 @@ type Entry struct {
 	// Restarts: the check restarts the target, so it needs one the harness
 	// started (the embedded reference or --server-cmd).
 	Restarts bool `json:"restarts,omitempty"`
+	// Replicas: the check needs a second replica of the target
+	// (--replica-url).
+	Replicas bool `json:"replicas,omitempty"`
 	// Exclusive: the check may disturb the whole target (a restart, or
 	// writes stalled by a client that stops reading), so it runs alone,
 	// after the checks that run side by side.
@@ -84,7 +87,28 @@ func (e Entry) NeedsText() string {
 	if e.Restarts {
 		parts = append(parts, "--server-cmd")
 	}
+	if e.Replicas {
+		parts = append(parts, "--replica-url")
+	}
 	return strings.Join(parts, ", ")
+}
+
+// Missing says which of the entry's prerequisites a run lacks: the
+// profile keys has does not have, and the flags (--server-cmd,
+// --replica-url) whose target the run was not given.
+func (e Entry) Missing(has func(Key) bool, restartable, replicated bool) (keys []Key, flags []string) {
+	for _, k := range e.Needs {
+		if !has(k) {
+			keys = append(keys, k)
+		}
+	}
+	if e.Restarts && !restartable {
+		flags = append(flags, "--server-cmd")
+	}
+	if e.Replicas && !replicated {
+		flags = append(flags, "--replica-url")
+	}
+	return keys, flags
 }
 
 // Profile returns the profile the entry belongs to.

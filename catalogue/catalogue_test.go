@@ -30,6 +30,24 @@ func TestEntries(t *testing.T) {
 		if e.Restarts && !e.Exclusive {
 			t.Errorf("%s restarts the target but may run beside other checks", e.ID)
 		}
+		if e.Replicas != (e.Section == "replicas") {
+			t.Errorf("%s: replicas %v in section %s", e.ID, e.Replicas, e.Section)
+		}
+	}
+}
+
+func TestMissing(t *testing.T) {
+	e := Entry{Needs: []Key{KeyNotifying, KeyPrincipals}, Restarts: true, Replicas: true}
+	has := func(k Key) bool { return k == KeyPrincipals }
+	keys, flags := e.Missing(has, false, false)
+	if len(keys) != 1 || keys[0] != KeyNotifying || len(flags) != 2 || flags[0] != "--server-cmd" || flags[1] != "--replica-url" {
+		t.Errorf("missing %v %v, want [tools.notifying] [--server-cmd --replica-url]", keys, flags)
+	}
+	if keys, flags := e.Missing(func(Key) bool { return true }, true, true); len(keys)+len(flags) != 0 {
+		t.Errorf("nothing missing, got %v %v", keys, flags)
+	}
+	if got := e.NeedsText(); got != "tools.notifying, principals, --server-cmd, --replica-url" {
+		t.Errorf("NeedsText %q", got)
 	}
 }
 

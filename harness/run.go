@@ -148,26 +148,19 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	en := o.engine(o.Strict, marginFor(pr.rtt), stdout, stderr)
 	run, err = o.Common.finish(ctx, run, en, serverchecks.Checks(tc), o.selector(), stdout)
 	if err == nil {
-		o.suggest(ctx, run, pr.version, cfg, stdout)
+		o.suggest(ctx, run, pr.version, cfg, tc.Restart != nil, stdout)
 	}
 	return run, err
 }
 
 // suggest says how many checks each missing profile key would enable and
 // writes a suggested profile to edit.
-func (o *Options) suggest(ctx context.Context, run *report.Run, version string, cfg *target.Config, stdout io.Writer) {
-	missing := missingKeys(run.Checks)
-	if len(missing) == 0 {
+func (o *Options) suggest(ctx context.Context, run *report.Run, version string, cfg *target.Config, restartable bool, stdout io.Writer) {
+	missing := missingKeys(run.Checks, cfg.Has, restartable, len(o.ReplicaURLs) > 0)
+	if missing.total() == 0 {
 		return
 	}
-	keys := make([]string, 0, len(missing))
-	total := 0
-	for k, n := range missing {
-		keys = append(keys, fmt.Sprintf("%s %d", k, n))
-		total += n
-	}
-	slices.Sort(keys)
-	fmt.Fprintf(stdout, "\n%d checks were skipped for want of a target-profile key; checks each key would enable: %s.\n", total, strings.Join(keys, ", "))
+	fmt.Fprintf(stdout, "\n%s", missing)
 	switch dir := filepath.Dir(o.SuggestProfile); {
 	case o.SuggestProfile == "":
 		fmt.Fprintln(stdout, "Write a profile to edit with --suggest-profile FILE, or 'mcp-conform profile --url URL'.")
@@ -185,7 +178,7 @@ func (o *Options) suggest(ctx context.Context, run *report.Run, version string, 
 		fmt.Fprintf(stdout, "No suggested profile written: %v\n", err)
 		return
 	}
-	fmt.Fprintf(stdout, "A profile to edit, with the tools the server advertises: %s\n", o.SuggestProfile)
+	fmt.Fprintf(stdout, wroteProfile, o.SuggestProfile)
 }
 
 func isDir(path string) bool {

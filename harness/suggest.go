@@ -139,38 +139,101 @@ func candidates(tools []advertisedTool, words []string) []advertisedTool {
 	return ts
 }
 
-// missingKeys counts, for each profile key, the checks that were skipped
-// because the profile lacks it.
-func missingKeys(checks []report.Check) map[catalogue.Key]int {
-	out := map[catalogue.Key]int{}
-	for _, c := range checks {
-		if k, ok := strings.CutPrefix(c.Message, serverchecks.NeedsKey); ok && c.Verdict == report.Skip {
-			out[catalogue.Key(k)]++
+// enabling is what the profile keys a run lacked would add: for each key,
+// the checks it alone would enable; and the checks that lack more than
+// one key, or a flag as well, by all they lack ("tools.notifying +
+// --replica-url"), so no key is credited with a check it cannot enable.
+type enabling struct {
+	alone, more map[string]int
+}
+
+// enablingOf sorts the entries, checks skipped for an unmet
+// prerequisite, by the keys and flags each lacks; entries that lack no
+// key are left out.
+func enablingOf(entries []catalogue.Entry, has func(catalogue.Key) bool, restartable, replicated bool) enabling {
+	en := enabling{alone: map[string]int{}, more: map[string]int{}}
+	for _, e := range entries {
+		keys, flags := e.Missing(has, restartable, replicated)
+		switch {
+		case len(keys) == 0:
+		case len(keys) == 1 && len(flags) == 0:
+			en.alone[string(keys[0])]++
+		default:
+			parts := make([]string, 0, len(keys)+len(flags))
+			for _, k := range keys {
+				parts = append(parts, string(k))
+			}
+			en.more[strings.Join(append(parts, flags...), " + ")]++
 		}
 	}
-	return out
+	return en
 }
+
+// missingKeys is what the keys the run lacked would enable, from the
+// checks it skipped for an unmet prerequisite.
+func missingKeys(checks []report.Check, has func(catalogue.Key) bool, restartable, replicated bool) enabling {
+	var es []catalogue.Entry
+	for _, c := range checks {
+		if c.Verdict != report.Skip || !serverchecks.Unmet(c.Message) {
+			continue
+		}
+		if e, ok := catalogue.Lookup(c.ID); ok {
+			es = append(es, e)
+		}
+	}
+	return enablingOf(es, has, restartable, replicated)
+}
+
+func (en enabling) total() int {
+	n := 0
+	for _, m := range []map[string]int{en.alone, en.more} {
+		for _, c := range m {
+			n += c
+		}
+	}
+	return n
+}
+
+// counted renders "a 2, b 1" in name order.
+func counted(m map[string]int) string {
+	parts := make([]string, 0, len(m))
+	for k, n := range m {
+		parts = append(parts, fmt.Sprintf("%s %d", k, n))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
+// String is the summary a run prints, one line each.
+func (en enabling) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d checks were skipped for want of a target-profile key.\n", en.total())
+	if len(en.alone) > 0 {
+		fmt.Fprintf(&b, "Checks each key alone would enable: %s.\n", counted(en.alone))
+	}
+	if len(en.more) > 0 {
+		fmt.Fprintf(&b, "Checks that need more than one key, or a flag too: %s.\n", counted(en.more))
+	}
+	return b.String()
+}
+
+// wroteProfile says where the suggested profile went.
+const wroteProfile = "A profile to edit, with the tools the server advertises: %s\n"
 
 // suggestedProfile renders a target profile to edit: the advertised tools,
 // likely candidates for the notifying and stateful tools, and every other
 // key commented out with what it is for. It parses as it is (all keys
 // commented out) and after any block is uncommented and filled in.
-func suggestedProfile(url string, tools []advertisedTool, missing map[catalogue.Key]int, now time.Time) string {
+func suggestedProfile(url string, tools []advertisedTool, missing enabling, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Target profile suggested by mcp-conform for %s on %s.\n", url, now.UTC().Format(time.DateOnly))
 	b.WriteString("# Every key is commented out: uncomment what is true of the server and fill it in,\n")
 	b.WriteString("# then run: mcp-conform server --url URL --target-config THIS_FILE\n")
-	if len(missing) > 0 {
-		b.WriteString("# Checks each key would enable in the last run:")
-		keys := make([]string, 0, len(missing))
-		for k := range missing {
-			keys = append(keys, string(k))
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, " %s %d;", k, missing[catalogue.Key(k)])
-		}
-		b.WriteString("\n")
+	if len(missing.alone) > 0 {
+		fmt.Fprintf(&b, "# In the last run, checks each key alone would enable: %s.\n", counted(missing.alone))
+	}
+	if len(missing.more) > 0 {
+		fmt.Fprintf(&b, "# Checks that need more than one key, or a flag too: %s.\n", counted(missing.more))
 	}
 	names := make([]string, len(tools))
 	for i, t := range tools {
@@ -295,5 +358,5 @@ func SuggestProfile(ctx context.Context, url, version string, cfg *target.Config
 	if err != nil {
 		return "", err
 	}
-	return suggestedProfile(url, tools, nil, time.Now()), nil
+	return suggestedProfile(url, tools, enabling{}, time.Now()), nil
 }

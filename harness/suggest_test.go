@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -30,12 +31,12 @@ func TestSuggestedProfile(t *testing.T) {
 		tool("slow_task", "Runs for a while, reporting progress", "steps", "delay_ms"),
 		tool("next_number", "Returns the next number of a per-session counter"),
 	}
-	missing := map[catalogue.Key]int{catalogue.KeyNotifying: 12, catalogue.KeyStateful: 1}
+	missing := enabling{alone: map[string]int{"tools.notifying": 12, "tools.stateful": 1}, more: map[string]int{"tools.notifying + --replica-url": 3}}
 	text := suggestedProfile("http://127.0.0.1:1/mcp", tools, missing, time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
 	if _, err := target.Parse([]byte(text)); err != nil {
 		t.Fatalf("the suggestion does not parse as it is: %v\n%s", err, text)
 	}
-	for _, want := range []string{"search, slow_task, next_number", "tools.notifying 12;", "name: slow_task", "name: next_number", "delay_ms: VALUE, steps: VALUE"} {
+	for _, want := range []string{"search, slow_task, next_number", "alone would enable: tools.notifying 12, tools.stateful 1.", "flag too: tools.notifying + --replica-url 3.", "name: slow_task", "name: next_number", "delay_ms: VALUE, steps: VALUE"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("suggestion lacks %q:\n%s", want, text)
 		}
@@ -63,14 +64,49 @@ func TestSuggestedProfile(t *testing.T) {
 	}
 }
 
+// TestMissingKeys: a key is credited only with the checks it alone would
+// enable; checks that lack more (another key, --server-cmd,
+// --replica-url) are counted by all they lack, and checks skipped for
+// other reasons not at all.
 func TestMissingKeys(t *testing.T) {
-	got := missingKeys([]report.Check{
-		{Verdict: report.Skip, Message: serverchecks.NeedsKey + string(catalogue.KeyNotifying)},
-		{Verdict: report.Skip, Message: serverchecks.NeedsKey + string(catalogue.KeyNotifying)},
-		{Verdict: report.Skip, Message: "needs a restartable target: run with --server-cmd"},
-		{Verdict: report.Pass},
-	})
-	if len(got) != 1 || got[catalogue.KeyNotifying] != 2 {
-		t.Fatalf("missing keys %v, want tools.notifying 2", got)
+	skip := func(id, msg string) report.Check { return report.Check{ID: id, Verdict: report.Skip, Message: msg} }
+	checks := []report.Check{
+		skip("GET-UNRELATED", serverchecks.NeedsKey+" tools.notifying"),
+		skip("MSG-ONE-STREAM", serverchecks.NeedsKey+" tools.notifying"),
+		skip("REPLAY-EVICTION", serverchecks.NeedsKey+"s tools.notifying and timings.event_max_age"),
+		skip("REPLICA-NOTIFY-ROUTED", serverchecks.NoReplicas),
+		skip("REPLICA-LOSS", serverchecks.NoRestart),
+		skip("REPLICA-SESSION-SHARED", serverchecks.NoReplicas),
+		skip("RESTART-404", serverchecks.NoRestart),
+		skip("EVT-REPLAY-STREAM", "the target's SSE events carry no ids, so streams cannot be resumed"),
+		{ID: "SESS-DELETE", Verdict: report.Pass},
+	}
+	none := func(catalogue.Key) bool { return false }
+	got := missingKeys(checks, none, false, false)
+	want := enabling{
+		alone: map[string]int{"tools.notifying": 2},
+		more: map[string]int{
+			"tools.notifying + timings.event_max_age":        1,
+			"tools.notifying + --replica-url":                1,
+			"tools.notifying + --server-cmd + --replica-url": 1,
+		},
+	}
+	if !maps.Equal(got.alone, want.alone) || !maps.Equal(got.more, want.more) || got.total() != 5 {
+		t.Fatalf("missing keys %+v, want %+v", got, want)
+	}
+	text := got.String()
+	for _, line := range []string{
+		"5 checks were skipped for want of a target-profile key.",
+		"Checks each key alone would enable: tools.notifying 2.",
+		"Checks that need more than one key, or a flag too: tools.notifying + --replica-url 1, tools.notifying + --server-cmd + --replica-url 1, tools.notifying + timings.event_max_age 1.",
+	} {
+		if !strings.Contains(text, line+"\n") {
+			t.Errorf("summary lacks %q:\n%s", line, text)
+		}
+	}
+	// With replicas and a restartable target the replica check is the
+	// key's alone.
+	if got := missingKeys(checks[:4], none, true, true); got.alone["tools.notifying"] != 3 {
+		t.Errorf("with --replica-url: %+v", got)
 	}
 }

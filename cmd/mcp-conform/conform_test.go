@@ -407,3 +407,27 @@ func TestZeroGracePeriod(t *testing.T) {
 		}
 	}
 }
+
+// TestNoToolChecks: with no notifying tool declared, GET-NO-RESPONSES,
+// EVT-ID-UNIQUE and SSE-PRIMING run on ping and tools/list instead, and
+// still catch the fixtures that break them (TestProfileCommand has them
+// pass on the reference with no profile).
+func TestNoToolChecks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs checks against fixtures")
+	}
+	t.Parallel()
+	noTool := []string{"GET-NO-RESPONSES", "EVT-ID-UNIQUE", "SSE-PRIMING"}
+	for fixture, broken := range map[string]string{"responses-copied-to-get": "GET-NO-RESPONSES", "post-priming-id-reused": "EVT-ID-UNIQUE", "post-streams-unprimed": "SSE-PRIMING", "get-streams-unprimed": "SSE-PRIMING"} {
+		r, _ := checkFixture(t, fixture, "testdata/tokens-only.yaml", wantExit([]string{broken}),
+			"--strict", "--focus", "^("+strings.Join(noTool, "|")+"):")
+		for _, c := range r.Checks {
+			switch {
+			case c.ID == broken && c.Verdict != report.Fail:
+				t.Errorf("%s on %s with no tool declared: %s %q, want fail", c.ID, fixture, c.Verdict, c.Message)
+			case c.ID != broken && slices.Contains(noTool, c.ID) && c.Verdict != report.Pass:
+				t.Errorf("%s on %s with no tool declared: %s %q, want pass", c.ID, fixture, c.Verdict, c.Message)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,23 +71,42 @@ func Checks(tc *Target) []kit.Check {
 }
 
 // NeedsKey starts the reason of a check skipped because the target
-// profile lacks a key; the key follows.
-const NeedsKey = "needs target-config key "
+// profile lacks keys; the keys follow ("needs target-config key
+// tools.notifying", "needs target-config keys principals and tools.task").
+const NeedsKey = "needs target-config key"
+
+// NoRestart is why a check that restarts the target skips without one
+// the harness started.
+const NoRestart = "needs a restartable target: run with --server-cmd"
+
+// Unmet reports whether a check skipped with reason msg lacked one of its
+// catalogue prerequisites: a profile key, --server-cmd or --replica-url.
+func Unmet(msg string) bool {
+	return strings.HasPrefix(msg, NeedsKey) || msg == NoRestart || msg == NoReplicas
+}
 
 // setup skips the check when the target cannot have the behaviour, or
-// when the profile lacks what the check needs, and builds its Env.
+// when the run lacks what the check needs, and builds its Env. Flags are
+// looked at before keys, so a check skipped for keys needs nothing else.
 func (tc *Target) setup(t *kit.T, d def) *env {
 	ent := t.Entry
-	for _, k := range ent.Needs {
-		if !tc.Config.Has(k) {
-			t.Skip(NeedsKey + string(k))
-		}
-	}
-	if ent.Restarts && tc.Restart == nil {
-		t.Skip("needs a restartable target: run with --server-cmd")
-	}
 	if tc.Sessionless != "" && !ent.Sessionless {
 		t.Skip("not applicable: " + tc.Sessionless)
+	}
+	keys, flags := ent.Missing(tc.Config.Has, tc.Restart != nil, len(tc.Replicas) > 0)
+	switch {
+	case slices.Contains(flags, "--server-cmd"):
+		t.Skip(NoRestart)
+	case slices.Contains(flags, "--replica-url"):
+		t.Skip(NoReplicas)
+	case len(keys) == 1:
+		t.Skip(NeedsKey + " " + string(keys[0]))
+	case len(keys) > 1:
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = string(k)
+		}
+		t.Skip(NeedsKey + "s " + strings.Join(names, " and "))
 	}
 	e := &env{T: t, Config: tc.Config, target: tc}
 	base := tc.URL

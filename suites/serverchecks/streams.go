@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/target"
 )
@@ -43,8 +47,12 @@ func streamChecks() []def {
 		{id: "GET-NO-RESPONSES", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			get := e.openGET(ctx, e.C, sid, "")
-			k := e.startNotifying(ctx, e.C, sid, "get-no-responses")
-			e.awaitResponse(ctx, k, k.post)
+			if e.Config.Has(catalogue.KeyNotifying) {
+				k := e.startNotifying(ctx, e.C, sid, "get-no-responses")
+				e.awaitResponse(ctx, k, k.post)
+			} else {
+				e.plainRequests(ctx, sid) // requests every server answers, with no tool to call
+			}
 			e.expectWorks(ctx, e.C, sid)
 			e.Consistently(quiet(e.Config), func() []wire.Message { return responses(get.Messages()) }).
 				Should(BeEmpty(), "JSON-RPC responses on the standalone GET stream")
@@ -81,18 +89,29 @@ func streamChecks() []def {
 		{id: "EVT-ID-UNIQUE", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			get := e.openGET(ctx, e.C, sid, "")
-			a := e.startNotifying(ctx, e.C, sid, "unique-a")
-			b := e.startNotifying(ctx, e.C, sid, "unique-b")
-			e.awaitResponse(ctx, a, a.post)
-			e.awaitResponse(ctx, b, b.post)
+			streams := map[string][]sse.Event{}
+			if e.Config.Has(catalogue.KeyNotifying) {
+				a := e.startNotifying(ctx, e.C, sid, "unique-a")
+				b := e.startNotifying(ctx, e.C, sid, "unique-b")
+				e.awaitResponse(ctx, a, a.post)
+				e.awaitResponse(ctx, b, b.post)
+				streams[a.post.name], streams[b.post.name] = a.post.Events(), b.post.Events()
+			} else {
+				// With no tool to call, the POST streams (if any) of two
+				// requests every server answers.
+				for _, resp := range e.plainRequests(ctx, sid) {
+					streams["POST "+resp.method] = resp.Events
+				}
+			}
+			streams[get.name] = get.Events()
 			ids := map[string]string{}
-			for _, c := range []*collector{get, a.post, b.post} {
-				for _, ev := range c.Events() {
+			for _, name := range slices.Sorted(maps.Keys(streams)) {
+				for _, ev := range streams[name] {
 					if ev.ID == "" {
 						continue
 					}
-					e.Expect(ids).NotTo(HaveKey(ev.ID), "event id %q on %s was already used on %s", ev.ID, c.name, ids[ev.ID])
-					ids[ev.ID] = c.name
+					e.Expect(ids).NotTo(HaveKey(ev.ID), "event id %q on %s was already used on %s", ev.ID, name, ids[ev.ID])
+					ids[ev.ID] = name
 				}
 			}
 			if len(ids) == 0 {
@@ -133,15 +152,27 @@ func streamChecks() []def {
 				e.Skip("priming events are new in protocol 2025-11-25; negotiated " + e.target.ProtocolVersion)
 			}
 			sid := e.connect(ctx, e.C)
-			k := e.startNotifying(ctx, e.C, sid, "priming")
-			e.awaitResponse(ctx, k, k.post)
-			first := k.post.Events()[0]
-			e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
-				"the POST stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
+			if e.Config.Has(catalogue.KeyNotifying) {
+				k := e.startNotifying(ctx, e.C, sid, "priming")
+				e.awaitResponse(ctx, k, k.post)
+				first := k.post.Events()[0]
+				e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+					"the POST stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
+			} else {
+				// With no tool to call, the POST streams of requests every
+				// server answers; one answered with JSON has none to judge.
+				for _, resp := range e.plainRequests(ctx, sid) {
+					if resp.IsSSE && len(resp.Events) > 0 {
+						first := resp.Events[0]
+						e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+							"the POST stream's first event (%s) must have an id and empty data; got id %q data %q", resp.method, first.ID, first.Data)
+					}
+				}
+			}
 			get := e.openGET(ctx, e.C, sid, "")
 			e.Expect(e.WaitUntil(primingWait, func() bool { return len(get.Events()) > 0 })).To(BeTrue(),
 				"no event on the standalone GET stream within %v: a priming event should come at once", primingWait)
-			first = get.Events()[0]
+			first := get.Events()[0]
 			e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
 				"the GET stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
 		}},
@@ -212,4 +243,25 @@ func (e *env) replayPOST(ctx context.Context, token string, wait time.Duration) 
 			e.Failf("%s carried notifications after the call's response", resumed.name)
 		}
 	}
+}
+
+// plainResponse is the answer to one of plainRequests.
+type plainResponse struct {
+	*wire.Response
+	method string
+}
+
+// plainRequests sends ping and tools/list on session sid, requests every
+// server answers and that change nothing, and expects each answered:
+// what the checks that can run with no declared tool send instead of
+// calling one.
+func (e *env) plainRequests(ctx context.Context, sid string) []plainResponse {
+	var out []plainResponse
+	for _, method := range []string{"ping", "tools/list"} {
+		resp, err := e.C.Call(ctx, sid, method, nil)
+		e.Expect(err).NotTo(HaveOccurred(), method)
+		e.Expect(resp.Status).To(Equal(http.StatusOK), "%s on session %q: %s", method, sid, resp.Body)
+		out = append(out, plainResponse{resp, method})
+	}
+	return out
 }
