@@ -6,6 +6,7 @@ import (
 	"io"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // checkCut reads the end of a stream that should have been cut: a clean
@@ -102,24 +103,43 @@ func TestCutAfterFirstStream(t *testing.T) {
 }
 
 // TestCutAfterTimeline checks that a second CutAfter replaces a pending one
-// and starts a new count, and that an event arriving in pieces is counted
-// when its blank line passes.
+// and starts a new count, that an event arriving in pieces is counted
+// when its blank line passes, and that CutAfterFunc reports the cut when
+// the stream is closed, not when armed.
 func TestCutAfterTimeline(t *testing.T) {
 	checkLeaks(t)
 	u := newUpstream(t)
 	p := newProxy(t, newServer(t), u)
 	c, s := openStream(t, p.Addr(), u)
-	if err := p.CutAfter(5); err != nil {
+	first, second := make(chan struct{}), make(chan struct{})
+	if err := p.CutAfterFunc(5, func() { close(first) }); err != nil {
 		t.Fatal(err)
 	}
 	s.mustWrite(t, "data: 1\n\ndata: 2\n")
 	c.mustEvent(t, "1")
-	if err := p.CutAfter(1); err != nil {
+	if err := p.CutAfterFunc(1, func() { close(second) }); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-second:
+		t.Fatal("the cut was reported when armed, before any event passed")
+	default:
 	}
 	s.write(t, "\ndata: 3\n\n")
 	c.mustEvent(t, "2")
 	checkCut(t, c)
+	// The cut is reported once the stream is closed; the replaced
+	// order never is.
+	select {
+	case <-second:
+	case <-time.After(wait):
+		t.Fatal("the cut was not reported")
+	}
+	select {
+	case <-first:
+		t.Fatal("a replaced CutAfter reported a cut")
+	default:
+	}
 }
 
 // TestCutAfterReset checks that on a WithReset proxy the cut is a reset.

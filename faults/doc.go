@@ -7,6 +7,7 @@
 //	F-REFRESH    Proxy.Refresh: every open connection closed at once
 //	F-RESET      Proxy.Reset (proxy created WithReset): every open connection reset
 //	F-CUT-AFTER  Proxy.CutAfter: a stream closed right after its n-th SSE event
+//	             (Proxy.CutAfterFunc also reports the moment of the cut)
 //	F-BLACKHOLE  Proxy.Freeze: open connections go silent without a close;
 //	             Proxy.Timeout: Toxiproxy's timeout toxic, new connections too
 //	F-STALL      Proxy.Stall: open connections stop reading what the server

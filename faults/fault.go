@@ -73,7 +73,10 @@ type control struct {
 
 // cutOrder is one CutAfter call; its identity tells connections that a new
 // count starts.
-type cutOrder struct{ n int }
+type cutOrder struct {
+	n     int
+	onCut func() // called once the stream is closed; may be nil
+}
 
 // view is a consistent copy of the control state.
 type view struct {
@@ -138,8 +141,8 @@ func (c *control) stalledBytes() int64 {
 }
 
 // armCut starts a new CutAfter count, replacing any pending one.
-func (c *control) armCut(n int) {
-	c.update(func() { c.cut = &cutOrder{n: n} })
+func (c *control) armCut(n int, onCut func()) {
+	c.update(func() { c.cut = &cutOrder{n: n, onCut: onCut} })
 }
 
 // claim takes the cut for one connection; only the first caller wins.
@@ -256,6 +259,9 @@ func (t *faultToxic) Pipe(stub *tptoxics.ToxicStub) {
 				if st.cutNow {
 					st.closed = true
 					stub.Close()
+					if f := st.order.onCut; f != nil {
+						f()
+					}
 				}
 			case <-stub.Interrupt:
 				return

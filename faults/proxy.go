@@ -94,11 +94,17 @@ func (p *Proxy) Stalled() int64 { return p.ctl.stalledBytes() }
 // line ending and any chunking are understood. Only plain HTTP/1.x is
 // followed (not TLS, not HTTP/2). One shot: after the cut, or after a later
 // CutAfter replaces this one, data passes again.
-func (p *Proxy) CutAfter(n int) error {
+func (p *Proxy) CutAfter(n int) error { return p.CutAfterFunc(n, nil) }
+
+// CutAfterFunc is CutAfter that also calls cut, if not nil, at the moment
+// the proxy closes the stream: once, right after the n-th event went out,
+// on the proxy's goroutine (so it must return quickly). A cut that never
+// happens (replaced, or the proxy closed first) never calls it.
+func (p *Proxy) CutAfterFunc(n int, cut func()) error {
 	if n < 1 {
 		return fmt.Errorf("toxics: cut after %d events: need at least 1", n)
 	}
-	return p.fault("cut after", func() { p.ctl.armCut(n) })
+	return p.fault("cut after", func() { p.ctl.armCut(n, cut) })
 }
 
 // Reset simulates F-RESET: every connection open now is reset, so the

@@ -327,15 +327,7 @@ func (c *Common) writeReports(run *report.Run) error {
 		if path == "" {
 			return nil
 		}
-		file, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := f(file, run); err != nil {
-			file.Close()
-			return err
-		}
-		return file.Close()
+		return report.WriteFile(path, func(w io.Writer) error { return f(w, run) })
 	}
 	if err := write(c.JUnit, report.WriteJUnit); err != nil {
 		return fmt.Errorf("--junit: %w", err)

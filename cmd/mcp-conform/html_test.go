@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -139,5 +140,53 @@ func TestHTMLBrokenFixture(t *testing.T) {
 		if c.ID == "REDIRECT-ORPHANED" && !slices.ContainsFunc(c.Timeline, func(e report.Event) bool { return e.Kind == report.KindFault }) {
 			t.Errorf("REDIRECT-ORPHANED's JSON timeline has no fault: %+v", c.Timeline)
 		}
+	}
+}
+
+// TestCutAfterOnTimeline: on the timeline of a check that arms F-CUT-AFTER
+// before it sends its call, the fault line is where the proxy cut the
+// call's stream, after the call and its events went out; the arming is a
+// note.
+func TestCutAfterOnTimeline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a check against the reference")
+	}
+	t.Parallel()
+	js := filepath.Join(t.TempDir(), "r.json")
+	out, errOut, code := runSelf(t, time.Minute, "server", "--focus", "^EVT-REPLAY-POST:", "--json", js)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	var c *report.Check
+	for _, ch := range readRun(t, js).Checks {
+		if ch.ID == "EVT-REPLAY-POST" {
+			c = &ch
+		}
+	}
+	if c == nil || c.Verdict != report.Pass {
+		t.Fatalf("EVT-REPLAY-POST: %+v", c)
+	}
+	var armed, cut, call *report.Event // the first of each; the call after the arming
+	events := map[string]int{}         // SSE events per lane
+	for i, e := range c.Timeline {
+		switch {
+		case e.Kind == report.KindNote && strings.HasPrefix(e.Text, "F-CUT-AFTER armed") && armed == nil:
+			armed = &c.Timeline[i]
+		case e.Kind == report.KindFault && strings.HasPrefix(e.Text, "!! F-CUT-AFTER") && cut == nil:
+			cut = &c.Timeline[i]
+		case e.Kind == report.KindRequest && strings.Contains(e.Text, "tools/call") && armed != nil && call == nil:
+			call = &c.Timeline[i]
+		case e.Kind == report.KindSSE || e.Kind == report.KindRetry:
+			events[e.Lane]++
+		}
+	}
+	if armed == nil || cut == nil || call == nil {
+		t.Fatalf("arming note %v, cut %v, call %v in %+v", armed, cut, call, c.Timeline)
+	}
+	if cut.Text != "!! F-CUT-AFTER: stream cut after 3 events" || cut.At < call.At || armed.At > call.At {
+		t.Errorf("armed at %.3fs, call at %.3fs, cut at %.3fs (%q): want the cut after the call", armed.At, call.At, cut.At, cut.Text)
+	}
+	if events[call.Lane] < 3 {
+		t.Errorf("the call's lane %s has %d SSE events before its cut", call.Lane, events[call.Lane])
 	}
 }

@@ -19,8 +19,10 @@ var updateScreenshots = flag.Bool("update-screenshots", false, "write the HTML r
 // TestHTMLScreenshots: a real browser renders the HTML report of a run
 // against a broken fixture: the summary of the REDIRECT and REPLAY
 // checks, and the page of a run of REDIRECT-ORPHANED alone, which fails,
-// with its timeline. With -update-screenshots the pictures go to docs/,
-// where README shows them. Skipped without Chromium.
+// with its timeline; and the same check passing on the embedded reference,
+// where the call's notifications keep its colour on the new GET stream.
+// With -update-screenshots the pictures go to docs/, where README shows
+// them. Skipped without Chromium.
 func TestHTMLScreenshots(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Skip("no " + chromium)
@@ -34,18 +36,26 @@ func TestHTMLScreenshots(t *testing.T) {
 	if *updateScreenshots {
 		out = "../../docs"
 	}
-	for _, s := range []struct{ name, focus string }{
-		{"html-summary.png", "^(REDIRECT|REPLAY)-"},
-		{"html-timeline.png", "^REDIRECT-ORPHANED:"},
+	for _, s := range []struct{ name, fixture, focus, open string }{
+		{"html-summary.png", "orphaned-notifications-dropped", "^(REDIRECT|REPLAY)-", ""},
+		{"html-timeline.png", "orphaned-notifications-dropped", "^REDIRECT-ORPHANED:", ""},
+		// The embedded reference; a passing check opens from the page's address.
+		{"html-timeline-pass.png", "", "^REDIRECT-ORPHANED:", "#c-REDIRECT-ORPHANED"},
 	} {
 		page := filepath.Join(dir, s.name+".html")
-		checkFixture(t, "orphaned-notifications-dropped", "../../fixtures/profile.yaml", exitFail,
-			"--html", page, "--focus", s.focus, "--suggest-profile", "")
+		if s.fixture == "" {
+			if out, errOut, code := runSelf(t, suiteTimeout, "server", "--html", page, "--focus", s.focus); code != exitOK {
+				t.Fatalf("exit %d against the reference\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+		} else {
+			checkFixture(t, s.fixture, "../../fixtures/profile.yaml", exitFail,
+				"--html", page, "--focus", s.focus, "--suggest-profile", "")
+		}
 		file, err := filepath.Abs(filepath.Join(out, s.name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		screenshot(t, "file://"+page, file)
+		screenshot(t, "file://"+page+s.open, file)
 		checkPicture(t, file)
 	}
 }

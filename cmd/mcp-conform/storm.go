@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/harness"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 	"github.com/mcp-conform/mcp-conform/storm"
@@ -47,6 +47,7 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&b.NewGETP99, "max-get-p99", 0, "fail when cut->headers of the new standalone GETs has a p99 above this (0: no bound)")
 	fs.DurationVar(&b.SetupP99, "max-setup-p99", 0, "fail when session setup (initialize, initialized, GET) has a p99 above this (0: no bound)")
 	jsonOut := fs.String("json", "", "write the measurements as JSON to this file")
+	htmlOut := fs.String("html", "", "write the measurements as a self-contained HTML page to this file")
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on the whole run")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: mcp-conform storm [flags]
@@ -71,6 +72,9 @@ flags:`)
 		return err
 	}
 	if err := explicitDir(fs, "json", *jsonOut); err != nil {
+		return err
+	}
+	if err := explicitDir(fs, "html", *htmlOut); err != nil {
 		return err
 	}
 	if *timeout <= 0 {
@@ -127,17 +131,15 @@ flags:`)
 	if *targetURL == "" {
 		fmt.Fprintln(stdout, "note: the embedded reference runs in this process: the client CPU includes the server's")
 	}
-	if *jsonOut != "" {
-		f, err := os.Create(*jsonOut)
-		if err != nil {
-			return fmt.Errorf("--json: %w", err)
+	for _, out := range []struct {
+		flag, path string
+		write      func(io.Writer) error
+	}{{"json", *jsonOut, res.WriteJSON}, {"html", *htmlOut, res.WriteHTML}} {
+		if out.path == "" {
+			continue
 		}
-		if err := res.WriteJSON(f); err != nil {
-			f.Close()
-			return fmt.Errorf("--json: %w", err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("--json: %w", err)
+		if err := report.WriteFile(out.path, out.write); err != nil {
+			return fmt.Errorf("--%s: %w", out.flag, err)
 		}
 	}
 	if !res.Passed() {

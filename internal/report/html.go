@@ -9,9 +9,9 @@ import (
 //go:embed html.tmpl
 var htmlTemplate string
 
-var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
+var htmlPage = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{
 	"mark": Mark,
-}).Parse(htmlTemplate))
+}).Parse(htmlTemplate)).Parse(styleTemplate))
 
 // htmlView is what the HTML template renders.
 type htmlView struct {

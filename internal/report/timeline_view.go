@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -50,6 +51,10 @@ type markView struct {
 	Color string
 	// Short is drawn beside the mark (a status code); Text is the raw lines.
 	Short, Text string
+	// ID is an SSE event's id, drawn beside it where it stays readable;
+	// Retry marks an SSE event with data that also has a retry field.
+	ID, Retry string
+	id        string // the whole id, before the room is known
 }
 
 type spanView struct {
@@ -63,6 +68,15 @@ const checkLane = "check"
 var (
 	methodRE = regexp.MustCompile(`"method":"([^"]+)"`)
 	statusRE = regexp.MustCompile(`← (\d{3})`)
+	idRE     = regexp.MustCompile(`(?m)\| id: ?(.+)$`)
+	retryRE  = regexp.MustCompile(`(?m)\| retry: ?(.+)$`)
+)
+
+// The SSE id labels: small text right of the mark.
+const (
+	idCharW = 5.0 // pixels per character at font-size 8
+	idChars = 10  // longer ids show their end, which tells them apart
+	markR   = 5.0 // half a mark's width
 )
 
 // layout lays out a timeline over a check that took seconds.
@@ -119,9 +133,17 @@ func layout(evs []Event, seconds float64) *timelineView {
 			l.Label = laneLabel(e)
 		}
 		m := markView{X: x(e.At), Kind: e.Kind, Color: color(e.Group), Text: fmtAt(e)}
-		if e.Kind == KindStatus {
+		switch e.Kind {
+		case KindStatus:
 			if s := statusRE.FindStringSubmatch(e.Text); s != nil {
 				m.Short = s[1]
+			}
+		case KindSSE, KindRetry:
+			if s := idRE.FindStringSubmatch(e.Text); s != nil {
+				m.id = strings.TrimSpace(s[1])
+			}
+			if s := retryRE.FindStringSubmatch(e.Text); s != nil && e.Kind == KindSSE {
+				m.Retry = strings.TrimSpace(s[1])
 			}
 		}
 		if len(l.Marks) == 0 || m.X < l.From {
@@ -129,6 +151,14 @@ func layout(evs []Event, seconds float64) *timelineView {
 		}
 		l.To = max(l.To, m.X)
 		l.Marks = append(l.Marks, m)
+	}
+	for i := range v.Lanes {
+		labelIDs(v.Lanes[i].Marks)
+		// Marks of no request first, so that a coloured mark at the
+		// same time is drawn over a grey one.
+		slices.SortStableFunc(v.Lanes[i].Marks, func(a, b markView) int {
+			return cmpBool(a.Color != noGroup, b.Color != noGroup)
+		})
 	}
 	v.Width = svgLabelW + svgPlotW + 20
 	v.Height = svgTop + len(v.Lanes)*svgLaneH + 6
@@ -160,6 +190,43 @@ func laneLabel(e Event) string {
 		label += " (resume)"
 	}
 	return Clip(label, 36)
+}
+
+// labelIDs shows the ids of a lane's SSE events (in time order) where the
+// label fits before the next mark and after the previous label.
+func labelIDs(marks []markView) {
+	free := 0.0 // where the last label ends
+	for i := range marks {
+		m := &marks[i]
+		if m.Short != "" {
+			free = max(free, m.X+2+float64(len(m.Short))*idCharW)
+		}
+		if m.id == "" {
+			continue
+		}
+		label := m.id
+		if r := []rune(label); len(r) > idChars {
+			label = "…" + string(r[len(r)-idChars+1:])
+		}
+		end := m.X + markR + float64(len([]rune(label)))*idCharW
+		next := math.Inf(1)
+		if i+1 < len(marks) {
+			next = marks[i+1].X - markR
+		}
+		if m.X+markR >= free && end <= next {
+			m.ID, free = label, end
+		}
+	}
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func fmtAt(e Event) string { return fmt.Sprintf("%.3fs  %s", e.At, e.Text) }

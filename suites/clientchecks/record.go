@@ -232,7 +232,7 @@ func (w *captureWriter) Write(p []byte) (int, error) {
 			}
 		})
 		body := strings.TrimSpace(string(p))
-		w.rec.mark(w.x, report.KindBody, w.rec.log.Group(body), fmt.Sprintf("#%d   body %s", w.x.N, kit.Clip(body, 600)))
+		w.rec.mark(w.x, report.KindBody, w.rec.log.EventGroup(lane(w.x), "", body), fmt.Sprintf("#%d   body %s", w.x.N, kit.Clip(body, 600)))
 		return w.ResponseWriter.Write(p)
 	}
 	if w.cutDone {
@@ -291,7 +291,7 @@ func (w *captureWriter) sseLine(line string) {
 	w.event, w.lines = sseEvent{}, 0
 	w.events++
 	w.rec.update(w.x, func(x *exchange) { x.Events = append(x.Events, ev) })
-	w.rec.log.Add(&report.Event{Lane: lane(w.x), Kind: ev.kind(), Group: w.rec.log.Group(ev.Data), Text: ev.text(w.x.N)}, "")
+	w.rec.log.Add(&report.Event{Lane: lane(w.x), Kind: ev.kind(), Group: w.rec.log.EventGroup(lane(w.x), ev.ID, ev.Data), Text: ev.text(w.x.N)}, "")
 	if w.cut != nil && w.events == w.cut.after {
 		retry := "retry: " + strconv.FormatInt(w.cut.retry.Milliseconds(), 10) + "\n\n"
 		w.ResponseWriter.Write([]byte(retry))
@@ -365,7 +365,7 @@ func (r *clientRecorder) add(req *http.Request, body []byte) *exchange {
 	if len(body) > 0 {
 		line += fmt.Sprintf("\n#%d   body %s", x.N, kit.Clip(string(body), 600))
 	}
-	r.mark(x, report.KindRequest, r.log.Group(string(body)), line)
+	r.mark(x, report.KindRequest, r.log.RequestGroup(lane(x), x.SessionID, x.LastEventID, string(body)), line)
 	return x
 }
 

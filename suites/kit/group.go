@@ -2,17 +2,40 @@ package kit
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 )
 
+// maxOrigins bounds the event ids remembered for resumes.
+const maxOrigins = 4096
+
 // groups names the JSON-RPC request a message belongs to, so that a
-// request, its notifications (by progress token) and its response (by id)
-// share one group on the timeline.
+// request, its notifications and its response share one group on the
+// timeline, on whichever stream they arrive. A message names its request
+// by id (a response) or progress token (a progress notification); one
+// that names none (a log message, a priming event) takes its stream's:
+// the request a POST carries, or for a GET resuming with Last-Event-ID,
+// the group of the stream that id came from.
 type groups struct {
 	mu sync.Mutex
-	// byToken maps a request's progress token to its group.
+	// sessions numbers the session ids seen: "s1", "s2", so that the same
+	// JSON-RPC id in two sessions makes two groups.
+	sessions map[string]string
+	// byToken maps a scope and a request's progress token to its group.
 	byToken map[string]string
+	// streams holds each exchange's scope and group, by lane.
+	streams map[string]*streamGroup
+	// origins maps a scope and an SSE event id to the group of the stream
+	// that carried it.
+	origins map[string]string
+}
+
+type streamGroup struct {
+	scope, group string
+	// progress is the group of the stream's last event if that was a
+	// progress notification of a request, else "".
+	progress string
 }
 
 type rpcFields struct {
@@ -26,34 +49,102 @@ type rpcFields struct {
 	} `json:"params"`
 }
 
+// scope is what JSON-RPC ids are unique in: the session ("s1"), or for a
+// request without one, its own exchange (lane).
+func (g *groups) scope(session, lane string) string {
+	if session == "" {
+		return lane
+	}
+	if g.sessions == nil {
+		g.sessions = map[string]string{}
+	}
+	s, ok := g.sessions[session]
+	if !ok {
+		s = fmt.Sprintf("s%d", len(g.sessions)+1)
+		g.sessions[session] = s
+	}
+	return s
+}
+
+// request records exchange lane's request (its session, Last-Event-ID
+// and body) and returns its group, which is also its stream's.
+func (g *groups) request(lane, session, lastEventID, body string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := &streamGroup{scope: g.scope(session, lane)}
+	st.group, _ = g.of(st.scope, body)
+	if st.group == "" && lastEventID != "" {
+		st.group = g.origins[st.scope+" "+lastEventID]
+	}
+	if g.streams == nil {
+		g.streams = map[string]*streamGroup{}
+	}
+	g.streams[lane] = st
+	return st.group
+}
+
+// event returns the group of a message read on exchange lane's stream (an
+// SSE event's id and data, or a plain body), and remembers the event id's
+// stream for a later resume.
+func (g *groups) event(lane, id, data string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.streams[lane]
+	if st == nil {
+		st = &streamGroup{scope: lane}
+	}
+	grp, method := g.of(st.scope, data)
+	switch {
+	case grp != "":
+	case method == "notifications/message" && st.progress != "":
+		// MCP ties a log message to no request; a call's log message
+		// right after its progress notification is taken as the call's.
+		grp = st.progress
+	default:
+		grp = st.group
+	}
+	st.progress = ""
+	if method == "notifications/progress" {
+		st.progress = grp
+	}
+	if id != "" && st.group != "" && len(g.origins) < maxOrigins {
+		if g.origins == nil {
+			g.origins = map[string]string{}
+		}
+		g.origins[st.scope+" "+id] = st.group
+	}
+	return grp
+}
+
 // of returns the group of a JSON-RPC message (a request body or an SSE
-// data field), or "" for one that belongs to no request.
-func (g *groups) of(msg string) string {
+// data field) in scope, "" for one that names no request, and its method.
+func (g *groups) of(scope, msg string) (string, string) {
 	msg = strings.TrimSpace(msg)
 	if !strings.HasPrefix(msg, "{") {
-		return ""
+		return "", ""
 	}
 	var m rpcFields
 	if json.Unmarshal([]byte(msg), &m) != nil {
-		return ""
+		return "", ""
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.byToken == nil {
 		g.byToken = map[string]string{}
 	}
 	id := ""
 	if len(m.ID) > 0 && string(m.ID) != "null" {
 		id = "id " + Clip(string(m.ID), 40)
+		if scope != "" {
+			id = scope + " " + id
+		}
 	}
 	if tok := Clip(string(m.Params.Meta.Token), 40); tok != "" && id != "" && m.Method != "" {
-		g.byToken[tok] = id // a request with a progress token
+		g.byToken[scope+" "+tok] = id // a request with a progress token
 	}
 	if tok := Clip(string(m.Params.Token), 40); tok != "" && m.Method != "" && id == "" {
-		if grp, ok := g.byToken[tok]; ok {
-			return grp
+		if grp, ok := g.byToken[scope+" "+tok]; ok {
+			return grp, m.Method
 		}
-		return "token " + tok
+		return strings.TrimSpace(scope + " token " + tok), m.Method
 	}
-	return id
+	return id, m.Method
 }

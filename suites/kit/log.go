@@ -58,9 +58,18 @@ func (l *Log) Mark(lane string, kind report.Kind, group, line string) {
 	l.Add(&report.Event{Lane: lane, Kind: kind, Text: line, Group: group}, line)
 }
 
-// Group returns the group of a JSON-RPC message (a request body, an SSE
-// data field): the request it belongs to, or "".
-func (l *Log) Group(msg string) string { return l.groups.of(msg) }
+// RequestGroup records the request that opens exchange lane (its
+// Mcp-Session-Id and Last-Event-ID headers, its body) and returns its
+// group: the JSON-RPC request it carries, or for a GET resuming with
+// Last-Event-ID, the group of the stream that id came from; "" if none.
+func (l *Log) RequestGroup(lane, session, lastEventID, body string) string {
+	return l.groups.request(lane, session, lastEventID, body)
+}
+
+// EventGroup returns the group of a message read on exchange lane (an SSE
+// event's id and data, or a body): the request it names, else its
+// stream's.
+func (l *Log) EventGroup(lane, id, data string) string { return l.groups.event(lane, id, data) }
 
 // Add adds a line to the text log and ev, timed now, to the timeline;
 // either may be left out (nil, "").

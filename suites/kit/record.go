@@ -37,7 +37,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	line := fmt.Sprintf("#%d → %s %s%s%s", n, req.Method, req.URL.Path, HeaderSummary(req.Header, loggedHeaders), AuthSummary(req.Header))
-	group := r.Log.groups.of(string(body))
+	group := r.Log.RequestGroup(fmt.Sprintf("#%d", n), req.Header.Get(wire.HeaderSessionID), req.Header.Get(wire.HeaderLastEventID), string(body))
 	if len(body) > 0 {
 		line += fmt.Sprintf("\n#%d   body %s", n, Clip(string(body), 600))
 	}
@@ -133,25 +133,28 @@ func (b *bodyLogger) line(line string) {
 	case "id", "data", "retry", "event":
 		b.log.Add(nil, text)
 		b.sse.lines = append(b.sse.lines, text)
-		if field == "data" {
-			b.sse.data = b.sse.data || strings.TrimSpace(value) != ""
-			if g := b.log.groups.of(value); g != "" {
-				b.sse.group = g
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "id":
+			b.sse.id = value
+		case "data":
+			if b.sse.data != "" {
+				b.sse.data += "\n"
 			}
-		}
-		if field == "retry" {
+			b.sse.data += value
+		case "retry":
 			b.sse.retry = true
 		}
 	default:
-		mark(b.log, b.n, report.KindBody, b.log.groups.of(line), text)
+		mark(b.log, b.n, report.KindBody, b.log.EventGroup(fmt.Sprintf("#%d", b.n), "", line), text)
 	}
 }
 
 // sseEvent gathers the fields of one SSE event.
 type sseEvent struct {
-	lines       []string
-	group       string
-	data, retry bool
+	lines    []string
+	id, data string
+	retry    bool
 }
 
 // flush puts the SSE event read so far on the timeline.
@@ -162,10 +165,11 @@ func (b *bodyLogger) flush() {
 		return
 	}
 	kind := report.KindSSE
-	if e.retry && !e.data {
+	if e.retry && strings.TrimSpace(e.data) == "" {
 		kind = report.KindRetry
 	}
-	b.log.Add(&report.Event{Lane: fmt.Sprintf("#%d", b.n), Kind: kind, Group: e.group, Text: strings.Join(e.lines, "\n")}, "")
+	lane := fmt.Sprintf("#%d", b.n)
+	b.log.Add(&report.Event{Lane: lane, Kind: kind, Group: b.log.EventGroup(lane, e.id, e.data), Text: strings.Join(e.lines, "\n")}, "")
 }
 
 func (b *bodyLogger) Close() error {

@@ -1,7 +1,6 @@
 package serverchecks
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/faults"
@@ -42,9 +41,15 @@ func (e *env) freeze() {
 }
 
 // cutAfter arms F-CUT-AFTER: the next stream to carry n events is cut.
+// The arming is a note; the fault goes on the timeline when the proxy
+// really cuts, which is what a reader of the timeline looks for.
 func (e *env) cutAfter(n int) {
-	e.inject("F-CUT-AFTER", fmt.Sprintf("the next stream to carry %d events will be cut", n), false,
-		func(p *faults.Proxy) error { return p.CutAfter(n) })
+	p := e.needProxy()
+	e.Logf("F-CUT-AFTER armed: the next stream to carry %d events will be cut", n)
+	cut := func() { e.Logf("!! F-CUT-AFTER: stream cut after %d events", n) }
+	if err := p.CutAfterFunc(n, cut); err != nil {
+		e.Failf("F-CUT-AFTER: %v", err)
+	}
 }
 
 // reset resets every live connection of the check (F-RESET).
