@@ -120,16 +120,47 @@ func TestStalledStreamDeclaredDead(t *testing.T) {
 	}
 }
 
+// TestStalledSessionReaped: a session whose only stream stalled does not
+// stay busy for ever: once the server ends the stream, the session goes idle
+// and expires after the idle threshold and grace period like any other.
+func TestStalledSessionReaped(t *testing.T) {
+	cfg := noKeepAlive
+	cfg.WriteTimeout = 200 * time.Millisecond
+	e := newEnvListener(t, cfg, withSmallBuffers)
+	sid := e.connect(e.c)
+	e.stalledCall(sid, 0)
+	eventually(t, "the server to end the stalled stream", func() bool { return e.srv.Serving() == 0 })
+	e.clock.Step(testIdle + time.Millisecond)
+	e.srv.Reap()
+	e.clock.Step(testGrace)
+	e.alive(0)
+	if resp := e.do(e.c, http.MethodPost, sid, e.c.Request("tools/list", nil)); resp.Status != http.StatusNotFound {
+		t.Fatalf("after idle + grace: HTTP %d %s, want 404", resp.Status, resp.Body)
+	}
+}
+
 // TestDeleteEndsStalledStream: DELETE ends the session's streams at once,
 // one stalled on a client that stopped reading included, with a write
-// timeout far longer than the test.
+// timeout far longer than the test; and it ends the call that was blocked
+// writing to that stream, whose steps would otherwise go on.
 func TestDeleteEndsStalledStream(t *testing.T) {
 	cfg := noKeepAlive
 	cfg.WriteTimeout = time.Hour
 	e := newEnvListener(t, cfg, withSmallBuffers)
+	const tool = "tools.longOperation("
+	before := goroutinesIn(tool) // calls of earlier tests may still be ending
 	sid := e.connect(e.c)
 	e.stalledCall(sid, 1)
 	e.stepUntilStalled()
+	var call string
+	for id := range goroutinesIn(tool) {
+		if !before[id] {
+			call = id
+		}
+	}
+	if call == "" {
+		t.Fatal("no long_operation running")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := e.c.Delete(ctx, sid)
@@ -137,6 +168,10 @@ func TestDeleteEndsStalledStream(t *testing.T) {
 		t.Fatalf("DELETE: %v %v", resp, err)
 	}
 	eventually(t, "the stalled stream to end with its session", func() bool { return e.srv.Serving() == 0 })
+	eventually(t, "the call to end with its session", func() bool { return !goroutinesIn(tool)[call] })
+	if e.clock.HasWaiters() {
+		t.Fatal("the call's step timer is still armed")
+	}
 }
 
 // newStalledGET serves a session on a Host whose write timeout is far longer
