@@ -64,7 +64,7 @@ func (s *Store) Prime(sessionID, streamID string, index int, skipEvicted bool) (
 	}
 	var backlog []Event
 	if st != nil {
-		backlog = st.events.copyFrom(st.firstAfter(index))
+		backlog = st.events.copyFrom(s.firstAfter(st, index))
 	}
 	m.last++
 	p := Priming{Index: m.last, Backlog: backlog}

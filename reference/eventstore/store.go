@@ -94,6 +94,7 @@ type Store struct {
 	bytes    int64
 	cost     int64
 	fixed    int64 // cost of what only Forget frees: sessions and their standalone streams
+	probes   int   // events looked at to find where a resume starts (see firstAfter)
 }
 
 // New returns an empty Store.
@@ -284,7 +285,7 @@ func (s *Store) snapshot(sessionID, streamID string, index int) ([][]byte, error
 	if st == nil {
 		return nil, nil
 	}
-	i := st.firstAfter(index)
+	i := s.firstAfter(st, index)
 	if i == st.events.len() {
 		return nil, nil
 	}

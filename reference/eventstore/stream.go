@@ -51,8 +51,12 @@ type stream struct {
 
 // firstAfter returns the position in st.events of the first event with an
 // index above index, by binary search, so a resume costs what it replays.
-func (st *stream) firstAfter(index int) int {
-	return sort.Search(st.events.len(), func(i int) bool { return st.events.at(i).Index > index })
+// It counts the events it looks at in s.probes. s.mu must be held.
+func (s *Store) firstAfter(st *stream, index int) int {
+	return sort.Search(st.events.len(), func(i int) bool {
+		s.probes++
+		return st.events.at(i).Index > index
+	})
 }
 
 // droppable reports whether st can give way to a tombstone: nothing of it

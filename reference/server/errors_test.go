@@ -24,13 +24,22 @@ func TestErrorsAreJSONRPC(t *testing.T) {
 		body   any
 		code   int
 		wantID string
+		status int // 0: 400
 	}{
-		{"unknown method", nil, call("no/such/method"), -32601, `"req-7"`},
-		{"batch on 2025-11-25", nil, []any{call("tools/list")}, -32600, "null"},
-		{"call without id", nil, map[string]any{"jsonrpc": "2.0", "method": "tools/list", "params": map[string]any{}}, -32600, "null"},
-		{"no Accept", func(r *http.Request) { r.Header.Del("Accept") }, call("tools/list"), -32600, `"req-7"`},
-		{"two session ids", func(r *http.Request) { r.Header.Add(wire.HeaderSessionID, sid) }, call("tools/list"), -32600, "null"},
+		{"unknown method", nil, call("no/such/method"), -32601, `"req-7"`, 0},
+		{"batch on 2025-11-25", nil, []any{call("tools/list")}, -32600, "null", 0},
+		{"call without id", nil, map[string]any{"jsonrpc": "2.0", "method": "tools/list", "params": map[string]any{}}, -32600, "null", 0},
+		{"no Accept", func(r *http.Request) { r.Header.Del("Accept") }, call("tools/list"), -32600, `"req-7"`, 0},
+		{"two session ids", func(r *http.Request) { r.Header.Add(wire.HeaderSessionID, sid) }, call("tools/list"), -32600, "null", 0},
+		{"sessionless revision, Content-Type text/plain", func(r *http.Request) {
+			r.Header.Set("Content-Type", "text/plain")
+			r.Header.Set(wire.HeaderProtocolVersion, "2026-07-28")
+			r.Header.Del(wire.HeaderSessionID)
+		}, call("tools/list"), -32600, `"req-7"`, http.StatusUnsupportedMediaType},
 	} {
+		if tc.status == 0 {
+			tc.status = http.StatusBadRequest
+		}
 		req, err := e.c.NewHTTPRequest(e.ctx(), http.MethodPost, sid, tc.body)
 		if err != nil {
 			t.Fatal(err)
@@ -46,9 +55,9 @@ func TestErrorsAreJSONRPC(t *testing.T) {
 			Error struct{ Code int }
 			ID    json.RawMessage
 		}
-		if resp.Status != http.StatusBadRequest || resp.Header.Get("Content-Type") != "application/json" ||
+		if resp.Status != tc.status || resp.Header.Get("Content-Type") != "application/json" ||
 			json.Unmarshal(resp.Body, &body) != nil || body.Error.Code != tc.code || string(body.ID) != tc.wantID {
-			t.Errorf("%s: HTTP %d %q %s; want 400 JSON-RPC error %d with id %s", tc.name, resp.Status, resp.Header.Get("Content-Type"), resp.Body, tc.code, tc.wantID)
+			t.Errorf("%s: HTTP %d %q %s; want %d JSON-RPC error %d with id %s", tc.name, resp.Status, resp.Header.Get("Content-Type"), resp.Body, tc.status, tc.code, tc.wantID)
 		}
 	}
 	if got := e.tool(e.c, sid, "echo", map[string]any{"text": "ok"}); got != "ok" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,9 +14,12 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// FuzzPOST sends arbitrary bodies and headers to the POST handler of a
-// server with one initialized session. Nothing may panic or hang, and every
-// error answer must be a JSON-RPC error body.
+// FuzzPOST sends arbitrary bodies and headers (Accept, Content-Type,
+// MCP-Protocol-Version, none, one or two Mcp-Session-Id) to the POST handler
+// of a server with one initialized session. Nothing may panic or hang,
+// every error answer must be a JSON-RPC error body, a body that is not
+// declared application/json is never served, and two Mcp-Session-Id
+// headers are refused (400), never resolved by picking one.
 func FuzzPOST(f *testing.F) {
 	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	srv, err := New(Config{Clock: fc, SSEKeepAlive: -1, MaxCallsPerSession: 4})
@@ -24,6 +28,7 @@ func FuzzPOST(f *testing.F) {
 	}
 	f.Cleanup(srv.Close)
 	sid := fuzzSession(f, srv)
+	const accept, jsonType = "application/json, text/event-stream", "application/json"
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
@@ -33,22 +38,41 @@ func FuzzPOST(f *testing.F) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"long_operation","arguments":{"steps":2,"interval_ms":18446744073710}}}`,
 		`{`, ``,
 	} {
-		f.Add([]byte(seed), true, "2025-11-25", "application/json, text/event-stream")
+		f.Add([]byte(seed), true, "2025-11-25", accept, jsonType, "")
 	}
-	f.Fuzz(func(t *testing.T, body []byte, withSession bool, version, accept string) {
+	ping := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	f.Add(ping, true, "2025-11-25", accept, jsonType, sid) // the same id twice
+	for _, ct := range []string{"application/json; charset=utf-8", "APPLICATION/JSON", "text/plain", "application/jsonx", ""} {
+		f.Add(ping, true, "2025-11-25", accept, ct, "")
+		f.Add(ping, false, modernVersion, accept, ct, "")
+	}
+	f.Fuzz(func(t *testing.T, body []byte, withSession bool, version, accept, contentType, secondSession string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/mcp", strings.NewReader(string(body)))
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 		req.Header.Set("Accept", accept)
 		req.Header.Set(headerProtocolVersion, version)
 		if withSession {
 			req.Header.Set(headerSessionID, sid)
 		}
+		if secondSession != "" {
+			req.Header.Add(headerSessionID, secondSession)
+		}
+		twoIDs := len(req.Header.Values(headerSessionID)) > 1 && !speaksModern(req) // the sessionless revision ignores ids
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)
 		if rec.Code < 400 {
+			if mt, _, _ := mime.ParseMediaType(contentType); mt != jsonType {
+				t.Fatalf("HTTP %d for a body of Content-Type %q", rec.Code, contentType)
+			}
+			if twoIDs {
+				t.Fatalf("HTTP %d with two %s headers", rec.Code, headerSessionID)
+			}
 			return
+		}
+		if twoIDs && rec.Code != http.StatusBadRequest {
+			t.Fatalf("HTTP %d with two %s headers, want 400", rec.Code, headerSessionID)
 		}
 		var msg struct {
 			JSONRPC string

@@ -114,7 +114,10 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, principal s
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	s.modern.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), modernPrincipalKey{}, principal)))
+	je := &jsonErrors{ResponseWriter: w} // the go-sdk's 415 and 400 are plain text
+	_, je.id, _, _, _ = peek(body)
+	s.modern.handler.ServeHTTP(je, r.WithContext(context.WithValue(r.Context(), modernPrincipalKey{}, principal)))
+	je.finish()
 }
 
 // modernRequest is a POST body of the sessionless revision, as far as the

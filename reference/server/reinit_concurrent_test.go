@@ -14,10 +14,21 @@ import (
 
 // transportReaders counts the go-sdk transports still open: each keeps a
 // goroutine waiting in its connection's Read.
-func transportReaders() int {
+func transportReaders() int { return len(goroutinesIn("(*streamableServerConn).Read(")) }
+
+// goroutinesIn returns the ids of the goroutines with frame (a function
+// name and its opening parenthesis) on their stack.
+func goroutinesIn(frame string) map[string]bool {
 	buf := make([]byte, 8<<20)
 	buf = buf[:runtime.Stack(buf, true)]
-	return bytes.Count(buf, []byte("(*streamableServerConn).Read("))
+	ids := map[string]bool{}
+	for g := range bytes.SplitSeq(buf, []byte("\n\n")) {
+		if bytes.Contains(g, []byte(frame)) {
+			id, _, _ := bytes.Cut(bytes.TrimPrefix(g, []byte("goroutine ")), []byte(" "))
+			ids[string(id)] = true
+		}
+	}
+	return ids
 }
 
 // TestConcurrentReinitialize (RECREATE-CONCURRENT): re-initializes of one

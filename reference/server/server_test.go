@@ -43,21 +43,7 @@ func newEnv(t *testing.T, cfg server.Config) *env {
 // newEnvListener is newEnv with the server's listener wrapped by wrap, if set.
 func newEnvListener(t *testing.T, cfg server.Config, wrap func(net.Listener) net.Listener) *env {
 	t.Helper()
-	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	if cfg.Clock == nil {
-		cfg.Clock = fc
-	}
-	if cfg.ReaperInterval == 0 {
-		cfg.ReaperInterval = testReaper
-	}
-	if cfg.IdleThreshold == 0 {
-		cfg.IdleThreshold = testIdle
-	}
-	if cfg.GracePeriod == 0 {
-		cfg.GracePeriod = testGrace
-	}
-	logs := &nettest.SyncBuffer{}
-	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	cfg, fc, logs := testConfig(cfg)
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
@@ -78,6 +64,27 @@ func newEnvListener(t *testing.T, cfg server.Config, wrap func(net.Listener) net
 	e := &env{t: t, srv: srv, url: hs.URL, clock: fc, conns: &nettest.ConnTracker{}, logs: logs}
 	e.c = e.client()
 	return e
+}
+
+// testConfig fills cfg with the test timings, a fake clock (unless cfg has
+// a clock) and a logger writing to the returned buffer.
+func testConfig(cfg server.Config) (server.Config, *clocktesting.FakeClock, *nettest.SyncBuffer) {
+	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if cfg.Clock == nil {
+		cfg.Clock = fc
+	}
+	if cfg.ReaperInterval == 0 {
+		cfg.ReaperInterval = testReaper
+	}
+	if cfg.IdleThreshold == 0 {
+		cfg.IdleThreshold = testIdle
+	}
+	if cfg.GracePeriod == 0 {
+		cfg.GracePeriod = testGrace
+	}
+	logs := &nettest.SyncBuffer{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	return cfg, fc, logs
 }
 
 // client returns a new wire client whose connections e.conns tracks.

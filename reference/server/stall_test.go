@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/internal/nettest"
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
 // smallBuffers shrinks the server side's socket send buffers, so a client
@@ -38,7 +40,7 @@ func (e *env) openStalled(req *http.Request) sse.Event {
 			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
 		})
 	}}
-	conn, err := d.DialContext(e.ctx(), "tcp", strings.TrimPrefix(e.url, "http://"))
+	conn, err := d.DialContext(e.ctx(), "tcp", req.URL.Host)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -72,19 +74,20 @@ func (e *env) stalledCall(sid string, intervalMS int) string {
 }
 
 // stepUntilStalled steps the fake clock for a stalledCall with an interval
-// until the tool stops arming its step timer: it is blocked writing to the
-// stream nobody reads.
+// until the call stops storing messages for 2s: it is blocked writing to the
+// stream nobody reads. (Counting the clock's waiters would not do: a Host's
+// sweeps wait on it too.)
 func (e *env) stepUntilStalled() {
 	e.t.Helper()
-	for range 10000 {
-		deadline := time.Now().Add(2 * time.Second)
-		for !e.clock.HasWaiters() {
-			if time.Now().After(deadline) {
-				return
-			}
-			time.Sleep(time.Millisecond)
+	last, since := -1, time.Now()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		if n := e.srv.EventStats().Events; n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > 2*time.Second {
+			return
 		}
 		e.clock.Step(time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 	e.t.Fatal("the call never stalled on its unread stream")
 }
@@ -117,16 +120,47 @@ func TestStalledStreamDeclaredDead(t *testing.T) {
 	}
 }
 
+// TestStalledSessionReaped: a session whose only stream stalled does not
+// stay busy for ever: once the server ends the stream, the session goes idle
+// and expires after the idle threshold and grace period like any other.
+func TestStalledSessionReaped(t *testing.T) {
+	cfg := noKeepAlive
+	cfg.WriteTimeout = 200 * time.Millisecond
+	e := newEnvListener(t, cfg, withSmallBuffers)
+	sid := e.connect(e.c)
+	e.stalledCall(sid, 0)
+	eventually(t, "the server to end the stalled stream", func() bool { return e.srv.Serving() == 0 })
+	e.clock.Step(testIdle + time.Millisecond)
+	e.srv.Reap()
+	e.clock.Step(testGrace)
+	e.alive(0)
+	if resp := e.do(e.c, http.MethodPost, sid, e.c.Request("tools/list", nil)); resp.Status != http.StatusNotFound {
+		t.Fatalf("after idle + grace: HTTP %d %s, want 404", resp.Status, resp.Body)
+	}
+}
+
 // TestDeleteEndsStalledStream: DELETE ends the session's streams at once,
 // one stalled on a client that stopped reading included, with a write
-// timeout far longer than the test.
+// timeout far longer than the test; and it ends the call that was blocked
+// writing to that stream, whose steps would otherwise go on.
 func TestDeleteEndsStalledStream(t *testing.T) {
 	cfg := noKeepAlive
 	cfg.WriteTimeout = time.Hour
 	e := newEnvListener(t, cfg, withSmallBuffers)
+	const tool = "tools.longOperation("
+	before := goroutinesIn(tool) // calls of earlier tests may still be ending
 	sid := e.connect(e.c)
 	e.stalledCall(sid, 1)
 	e.stepUntilStalled()
+	var call string
+	for id := range goroutinesIn(tool) {
+		if !before[id] {
+			call = id
+		}
+	}
+	if call == "" {
+		t.Fatal("no long_operation running")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := e.c.Delete(ctx, sid)
@@ -134,4 +168,136 @@ func TestDeleteEndsStalledStream(t *testing.T) {
 		t.Fatalf("DELETE: %v %v", resp, err)
 	}
 	eventually(t, "the stalled stream to end with its session", func() bool { return e.srv.Serving() == 0 })
+	eventually(t, "the call to end with its session", func() bool { return !goroutinesIn(tool)[call] })
+	if e.clock.HasWaiters() {
+		t.Fatal("the call's step timer is still armed")
+	}
+}
+
+// newStalledGET serves a session on a Host whose write timeout is far longer
+// than the test, opens the session's standalone GET on a connection the
+// client never reads, cuts a long_operation's POST so that its notifications
+// go to that GET, and steps the call until it blocks writing to it.
+func newStalledGET(t *testing.T) (*env, *server.Host, string) {
+	t.Helper()
+	cfg, fc, logs := testConfig(server.Config{SSEKeepAlive: -1, WriteTimeout: time.Hour})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := server.NewHost(cfg, withSmallBuffers(ln), server.HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.Close()
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	e := &env{t: t, srv: h.Server(), url: h.URL(), clock: fc, conns: &nettest.ConnTracker{}, logs: logs}
+	e.c = e.client()
+	sid := e.connect(e.c)
+	greq, err := e.c.NewHTTPRequest(e.ctx(), http.MethodGet, sid, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.openStalled(greq)
+
+	pctx, cut := context.WithCancel(e.ctx())
+	preq, err := e.c.NewHTTPRequest(pctx, http.MethodPost, sid, e.c.Request("tools/call",
+		wire.ToolParams("long_operation", map[string]any{"steps": 10000, "interval_ms": 1}, "tok")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post, err := e.c.Open(preq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := post.Next(); err != nil {
+		t.Fatalf("priming event: %v", err)
+	}
+	cut()
+	eventually(t, "the server to notice the cut", func() bool { return e.srv.Serving() == 1 })
+	e.stepUntilStalled()
+	return e, h, sid
+}
+
+// within fails the test unless f returns within d.
+func within(t *testing.T, what string, d time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s blocked for more than %v", what, d)
+	}
+}
+
+// TestStalledStandaloneGET: a standalone GET whose client stopped reading,
+// with a call blocked writing its notifications to it, does not wedge the
+// session: a replacing GET takes over (and gets the call's next
+// notifications), DELETE ends the stalled stream, and shutdown is bounded
+// (sessions within the host's halt timeout, then the HTTP drain).
+func TestStalledStandaloneGET(t *testing.T) {
+	t.Run("replacing GET", func(t *testing.T) {
+		e, _, sid := newStalledGET(t)
+		var st *wire.Stream
+		within(t, "the replacing GET", 5*time.Second, func() {
+			var err error
+			if st, err = e.client().OpenGET(e.ctx(), sid, ""); err != nil {
+				t.Errorf("replacing GET: %v", err)
+			}
+		})
+		if st == nil {
+			return
+		}
+		defer st.Close()
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() { // the call's next steps
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond):
+				}
+				if e.clock.HasWaiters() {
+					e.clock.Step(time.Millisecond)
+				}
+			}
+		}()
+		for {
+			ev, err := st.Next()
+			if err != nil {
+				t.Fatalf("replacing GET ended before a notification of the call: %v", err)
+			}
+			if strings.Contains(ev.Data, "notifications/progress") {
+				return
+			}
+		}
+	})
+	t.Run("DELETE", func(t *testing.T) {
+		e, _, sid := newStalledGET(t)
+		within(t, "DELETE", 5*time.Second, func() {
+			if resp, err := e.c.Delete(e.ctx(), sid); err != nil || resp.Status != http.StatusNoContent {
+				t.Errorf("DELETE: %v %v", resp, err)
+			}
+		})
+		eventually(t, "the stalled GET to end with its session", func() bool { return e.srv.Serving() == 0 })
+	})
+	t.Run("shutdown", func(t *testing.T) {
+		e, h, _ := newStalledGET(t)
+		within(t, "Host.Shutdown", 12*time.Second, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := h.Shutdown(ctx); err != nil {
+				t.Errorf("Shutdown: %v", err)
+			}
+		})
+		if n := e.srv.Serving(); n != 0 {
+			t.Fatalf("%d requests still served after shutdown", n)
+		}
+	})
 }
