@@ -94,17 +94,16 @@ func TestServerReference(t *testing.T) {
 
 // fixtureWorkers is how many fixture runs go at once across the package's
 // tests (TestServerCatchesFixtures and TestServerCatchesFixturesModern
-// share fixturePool), each running its checks several at a time. A run
-// mostly waits on the profile's timings, so more than GOMAXPROCS fit;
-// four keep a 2-core machine inside the grace checks' margins while the
-// other packages' tests run beside them.
-const fixtureWorkers = 4
+// share fixturePool). A run mostly waits on the profile's timings (the
+// runs use about a third of two cores), so more runs than GOMAXPROCS fit.
+const fixtureWorkers = 6
 
 // fixturePool holds a token per fixture run in progress.
 var fixturePool = make(chan struct{}, fixtureWorkers)
 
-// fixtureParallel is each fixture run's --parallel (the default).
-const fixtureParallel = 8
+// fixtureParallel is each fixture run's --parallel: a run's 58 checks wait
+// more than they work, and the longest (about 5 s) bounds the run.
+const fixtureParallel = 16
 
 // fixtureRun is the outcome of one suite run against a fixture.
 type fixtureRun struct {
