@@ -72,7 +72,7 @@ func TestCancelSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitWaiters(t, fc, 2)
-	if n := s.CancelSession(anon.Session); n != 1 {
+	if n := s.CancelSession(anon.Session, fc.Now()); n != 1 {
 		t.Fatalf("cancelled %d jobs, want 1", n)
 	}
 	got, err := s.Get("", mine.JobID)

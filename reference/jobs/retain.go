@@ -1,16 +1,20 @@
 package jobs
 
+import "time"
+
 // CancelSession cancels the running jobs started in session (it was
 // deleted or expired: nobody is left to ask for their results) and reports
-// how many there were. They end as StatusCancelled, with no resume token.
-func (s *Store) CancelSession(session string) int {
+// how many there were. They end as StatusCancelled at now, with no resume
+// token. The caller gives the time: a session expires in a clock callback,
+// where a fake clock must not be asked.
+func (s *Store) CancelSession(session string, now time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, j := range s.jobs {
 		if j.status == StatusRunning && j.owner.Session == session {
 			j.status = StatusCancelled
-			j.completedAt = s.clk.Now()
+			j.completedAt = now
 			close(j.stop)
 			s.endLocked(j)
 			s.mirrorJob(j, s.snapshotLocked(j))

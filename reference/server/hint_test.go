@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
@@ -110,4 +111,40 @@ func TestRecoveryHintOnlyForOurIds(t *testing.T) {
 		}
 	}
 	e.alive(0)
+}
+
+// TestRecoveryHintCountsAgainstLimits: a recovery session is a new session
+// like an initialize: it takes a token of an anonymous address's bucket and
+// a slot of a principal's cap, so stale ids cannot mint sessions past the
+// per-client limits. Past them a stale id gets the plain 404, and an
+// initialize gets 429.
+func TestRecoveryHintCountsAgainstLimits(t *testing.T) {
+	check := func(t *testing.T, e *env, c *wire.Client) {
+		t.Helper()
+		for range 2 {
+			if resp := e.do(c, http.MethodPost, rand.Text(), c.Request("tools/list", nil)); resp.Status != http.StatusNotFound || resp.SessionID() == "" {
+				t.Fatalf("stale id within the limit: HTTP %d with id %q, want 404 naming a new session", resp.Status, resp.SessionID())
+			}
+		}
+		if resp := e.do(c, http.MethodPost, rand.Text(), c.Request("tools/list", nil)); resp.Status != http.StatusNotFound || resp.SessionID() != "" {
+			t.Fatalf("stale id past the limit: HTTP %d with id %q, want 404 without id", resp.Status, resp.SessionID())
+		}
+		if resp, err := c.Initialize(e.ctx(), ""); err != nil || resp.Status != http.StatusTooManyRequests {
+			t.Fatalf("initialize past the limit: %v %v, want 429", resp, err)
+		}
+		e.alive(2)
+	}
+	t.Run("anonymous", func(t *testing.T) {
+		e := newEnv(t, server.Config{RecoveryHint: true, AnonymousSessionRate: 1, AnonymousSessionBurst: 2})
+		check(t, e, e.c)
+		e.clock.Step(time.Second) // a token back
+		if resp := e.do(e.c, http.MethodPost, rand.Text(), e.c.Request("tools/list", nil)); resp.SessionID() == "" {
+			t.Fatalf("stale id after the bucket refilled: HTTP %d without id", resp.Status)
+		}
+	})
+	t.Run("principal", func(t *testing.T) {
+		e, alice, mallory := twoPrincipalsWith(t, server.Config{RecoveryHint: true, MaxSessionsPerPrincipal: 2})
+		check(t, e, alice)
+		e.connect(mallory) // her cap is her own
+	})
 }

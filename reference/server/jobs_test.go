@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
@@ -38,18 +39,37 @@ func TestJobsOwnedByPrincipal(t *testing.T) {
 	}
 }
 
-// TestDeleteCancelsJobs: the jobs a session started end with it.
-func TestDeleteCancelsJobs(t *testing.T) {
-	e := newEnv(t, server.Config{})
-	sid := e.connect(e.c)
-	var start struct {
-		JobID string `json:"job_id"`
-	}
-	json.Unmarshal([]byte(e.tool(e.c, sid, "job_start", map[string]any{"steps": 3, "interval_ms": 1000})), &start)
-	if resp := e.do(e.c, http.MethodDelete, sid, nil); resp.Status != http.StatusNoContent {
-		t.Fatalf("DELETE: %d", resp.Status)
-	}
-	if snap := e.jobGet(e.c, e.connect(e.c), start.JobID); snap.Status != "cancelled" || snap.ResumeToken != "" {
-		t.Fatalf("job of a deleted session: %+v", snap)
+// TestSessionEndCancelsJobs: the jobs a session started end with it,
+// whether the client deletes it or it expires (idle threshold + grace).
+func TestSessionEndCancelsJobs(t *testing.T) {
+	for name, end := range map[string]func(e *env, sid string){
+		"DELETE": func(e *env, sid string) {
+			if resp := e.do(e.c, http.MethodDelete, sid, nil); resp.Status != http.StatusNoContent {
+				t.Fatalf("DELETE: %d", resp.Status)
+			}
+		},
+		"expiry": func(e *env, sid string) {
+			e.clock.Step(testIdle + time.Millisecond)
+			e.srv.Reap()
+			e.clock.Step(testGrace)
+			e.alive(0)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, server.Config{})
+			sid := e.connect(e.c)
+			var start struct {
+				JobID string `json:"job_id"`
+			}
+			// 100 steps of 1s: far longer than idle threshold + grace.
+			json.Unmarshal([]byte(e.tool(e.c, sid, "job_start", map[string]any{"steps": 100, "interval_ms": 1000})), &start)
+			if snap := e.jobGet(e.c, sid, start.JobID); snap.Status != "running" {
+				t.Fatalf("job before the session ends: %+v", snap)
+			}
+			end(e, sid)
+			if snap := e.jobGet(e.c, e.connect(e.c), start.JobID); snap.Status != "cancelled" || snap.ResumeToken != "" {
+				t.Fatalf("job of an ended session: %+v", snap)
+			}
+		})
 	}
 }

@@ -57,9 +57,10 @@ func (s *Server) startGrace(sess *session, now time.Time) (time.Duration, bool) 
 	sess.graceSeq++
 	seq := sess.graceSeq
 	sess.mu.Unlock()
+	due := now.Add(s.cfg.GracePeriod)
 	s.cfg.Clock.AfterFunc(s.cfg.GracePeriod, func() {
 		// A request during the grace period moved graceSeq on: no expiry.
-		s.remove(sess, "expired", func() bool { return sess.inGrace && sess.graceSeq == seq })
+		s.removeAt(sess, "expired", func() bool { return sess.inGrace && sess.graceSeq == seq }, due)
 	})
 	return idle, true
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -227,6 +228,12 @@ func (s *Server) createLocal(principal, remote string) (*session, error) {
 // If onlyIf is non-nil it is checked under the session's lock, so that a
 // request racing an expiry wins. It reports false if nothing was removed.
 func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
+	return s.removeAt(sess, reason, onlyIf, s.cfg.Clock.Now())
+}
+
+// removeAt is remove at time now, for a clock callback: a fake clock runs
+// those under its lock, so they must not ask it the time.
+func (s *Server) removeAt(sess *session, reason string, onlyIf func() bool, now time.Time) bool {
 	s.mu.Lock()
 	sess.mu.Lock()
 	if s.sessions[sess.id] != sess || (onlyIf != nil && !onlyIf()) {
@@ -250,7 +257,7 @@ func (s *Server) remove(sess *session, reason string, onlyIf func() bool) bool {
 
 	sess.dropGET(s.cfg.SSERetry) // with a retry hint, before the streams are cut
 	sess.cancel()
-	if n := s.jobs.CancelSession(sess.id); n > 0 {
+	if n := s.jobs.CancelSession(sess.id, now); n > 0 {
 		s.log.Info("session jobs cancelled", "session", sess.id, "jobs", n)
 	}
 	sess.closeGenerations()

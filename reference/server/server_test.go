@@ -164,7 +164,13 @@ func (e *env) getAfter(c *wire.Client, sid, last string) *wire.Response {
 // twoPrincipals returns a server requiring bearer tokens and clients of two
 // principals, alice and mallory.
 func twoPrincipals(t *testing.T) (e *env, alice, mallory *wire.Client) {
-	e = newEnv(t, server.Config{BearerTokens: map[string]string{"tok-a": "alice", "tok-m": "mallory"}})
+	return twoPrincipalsWith(t, server.Config{})
+}
+
+// twoPrincipalsWith is twoPrincipals on a server configured by cfg.
+func twoPrincipalsWith(t *testing.T, cfg server.Config) (e *env, alice, mallory *wire.Client) {
+	cfg.BearerTokens = map[string]string{"tok-a": "alice", "tok-m": "mallory"}
+	e = newEnv(t, cfg)
 	alice, mallory = e.client(), e.client()
 	alice.Header.Set("Authorization", "Bearer tok-a")
 	mallory.Header.Set("Authorization", "Bearer tok-m")

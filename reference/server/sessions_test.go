@@ -270,10 +270,7 @@ func TestBearerAuth(t *testing.T) {
 // cap, others unaffected), and anonymous clients get new sessions at a
 // bounded rate per address, refilled over time.
 func TestSessionQuotas(t *testing.T) {
-	e2 := newEnv(t, server.Config{MaxSessionsPerPrincipal: 2, BearerTokens: map[string]string{"tok-a": "alice", "tok-m": "mallory"}})
-	alice, mallory := e2.client(), e2.client()
-	alice.Header.Set("Authorization", "Bearer tok-a")
-	mallory.Header.Set("Authorization", "Bearer tok-m")
+	e2, alice, mallory := twoPrincipalsWith(t, server.Config{MaxSessionsPerPrincipal: 2})
 	a1 := e2.connect(alice)
 	e2.connect(alice)
 	if resp, err := alice.Initialize(e2.ctx(), ""); err != nil || resp.Status != http.StatusTooManyRequests {

@@ -180,7 +180,7 @@ func (s *Server) reapShared() {
 	for _, id := range expired {
 		// This replica won the expiry: it frees what the session held.
 		s.events.Forget(id)
-		if n := s.jobs.CancelSession(id); n > 0 {
+		if n := s.jobs.CancelSession(id, now); n > 0 {
 			s.log.Info("session jobs cancelled", "session", id, "jobs", n)
 		}
 		if sess := s.lookup(id); sess != nil {

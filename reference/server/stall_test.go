@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -223,13 +224,17 @@ func newStalledGET(t *testing.T) (*env, *server.Host, string) {
 	return e, h, sid
 }
 
-// within fails the test unless f returns within d.
-func within(t *testing.T, what string, d time.Duration, f func()) {
+// within fails the test unless f returns nil within d. f does not use t:
+// when it blocks, it may return after the test has ended.
+func within(t *testing.T, what string, d time.Duration, f func() error) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
 	case <-time.After(d):
 		t.Fatalf("%s blocked for more than %v", what, d)
 	}
@@ -244,15 +249,10 @@ func TestStalledStandaloneGET(t *testing.T) {
 	t.Run("replacing GET", func(t *testing.T) {
 		e, _, sid := newStalledGET(t)
 		var st *wire.Stream
-		within(t, "the replacing GET", 5*time.Second, func() {
-			var err error
-			if st, err = e.client().OpenGET(e.ctx(), sid, ""); err != nil {
-				t.Errorf("replacing GET: %v", err)
-			}
+		within(t, "the replacing GET", 5*time.Second, func() (err error) {
+			st, err = e.client().OpenGET(e.ctx(), sid, "")
+			return err
 		})
-		if st == nil {
-			return
-		}
 		defer st.Close()
 		stop := make(chan struct{})
 		defer close(stop)
@@ -280,21 +280,21 @@ func TestStalledStandaloneGET(t *testing.T) {
 	})
 	t.Run("DELETE", func(t *testing.T) {
 		e, _, sid := newStalledGET(t)
-		within(t, "DELETE", 5*time.Second, func() {
-			if resp, err := e.c.Delete(e.ctx(), sid); err != nil || resp.Status != http.StatusNoContent {
-				t.Errorf("DELETE: %v %v", resp, err)
+		within(t, "DELETE", 5*time.Second, func() error {
+			resp, err := e.c.Delete(e.ctx(), sid)
+			if err == nil && resp.Status != http.StatusNoContent {
+				err = fmt.Errorf("HTTP %d %s", resp.Status, resp.Body)
 			}
+			return err
 		})
 		eventually(t, "the stalled GET to end with its session", func() bool { return e.srv.Serving() == 0 })
 	})
 	t.Run("shutdown", func(t *testing.T) {
 		e, h, _ := newStalledGET(t)
-		within(t, "Host.Shutdown", 12*time.Second, func() {
+		within(t, "Host.Shutdown", 12*time.Second, func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := h.Shutdown(ctx); err != nil {
-				t.Errorf("Shutdown: %v", err)
-			}
+			return h.Shutdown(ctx)
 		})
 		if n := e.srv.Serving(); n != 0 {
 			t.Fatalf("%d requests still served after shutdown", n)
