@@ -101,7 +101,7 @@ const fixtureWorkers = 6
 // fixturePool holds a token per fixture run in progress.
 var fixturePool = make(chan struct{}, fixtureWorkers)
 
-// fixtureParallel is each fixture run's --parallel: a run's 58 checks wait
+// fixtureParallel is each fixture run's --parallel: a run's checks wait
 // more than they work, and the longest (about 5 s) bounds the run.
 const fixtureParallel = 16
 
