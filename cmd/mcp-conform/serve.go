@@ -52,6 +52,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.MaxJobsPerClient, "max-jobs-per-client", jobs.DefaultMaxRunningPerOwner, "most jobs one client (a principal, or an anonymous session) runs at once")
 	fs.IntVar(&cfg.MaxRetainedJobs, "max-retained-jobs", jobs.DefaultMaxRetained, "most finished jobs kept; the oldest go first, with their resume tokens")
 	fs.IntVar(&cfg.MaxRetainedJobsPerClient, "max-retained-jobs-per-client", jobs.DefaultMaxRetainedPerOwner, "most finished jobs kept per client")
+	fs.IntVar(&cfg.MaxTasks, "max-tasks", tasks.DefaultMaxTasks, "most tasks held, running and finished; past it the oldest finished task is dropped before its ttl")
+	fs.IntVar(&cfg.MaxTasksPerClient, "max-tasks-per-client", tasks.DefaultMaxPerOwner, "most tasks one client (a principal, or an anonymous session) runs at once")
+	fs.IntVar(&cfg.MaxRetainedTasksPerClient, "max-retained-tasks-per-client", tasks.DefaultMaxRetained, "most finished tasks kept per client; its oldest are dropped before their ttl")
 	fs.DurationVar(&cfg.TaskTTL, "task-ttl", tasks.DefaultTTL, "how long a task and its result are kept from its creation when the client asks for no ttl")
 	fs.DurationVar(&cfg.TaskMaxTTL, "task-max-ttl", tasks.DefaultMaxTTL, "the longest ttl a client may ask for; a longer one is cut to this (and reported so)")
 	fs.DurationVar(&cfg.TaskPollInterval, "task-poll-interval", tasks.DefaultPollInterval, "pollInterval suggested to clients in every task")
@@ -101,6 +104,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"--max-calls-per-session": int64(cfg.MaxCallsPerSession), "--max-jobs": int64(cfg.MaxJobs),
 		"--max-jobs-per-client": int64(cfg.MaxJobsPerClient), "--max-retained-jobs": int64(cfg.MaxRetainedJobs),
 		"--max-retained-jobs-per-client": int64(cfg.MaxRetainedJobsPerClient),
+		"--max-tasks": int64(cfg.MaxTasks), "--max-tasks-per-client": int64(cfg.MaxTasksPerClient),
+		"--max-retained-tasks-per-client": int64(cfg.MaxRetainedTasksPerClient),
 	} {
 		if n <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, got %d", name, n)}

@@ -30,7 +30,7 @@ func (s *Store) CancelSession(session string, now time.Time) int {
 // so entries already dropped (by a bound or a sweep) are at their fronts.
 func (s *Store) endLocked(j *job) {
 	s.running--
-	oj := s.owners[j.owner.key()]
+	oj := s.owners[j.owner.Key()]
 	oj.running--
 	oj.ended = append(oj.ended, j)
 	s.finished = append(s.finished, j)

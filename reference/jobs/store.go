@@ -53,9 +53,9 @@ type Owner struct {
 	Session   string
 }
 
-// key is what quotas count by: the principal, or the session for anonymous
+// Key is what quotas count by: the principal, or the session for anonymous
 // clients, who share the empty principal.
-func (o Owner) key() string {
+func (o Owner) Key() string {
 	if o.Principal != "" {
 		return "p\x00" + o.Principal
 	}
@@ -222,10 +222,10 @@ func (s *Store) Start(owner Owner, steps int, interval time.Duration, resumeToke
 	if s.running >= s.maxRunning {
 		return Snapshot{}, fmt.Errorf("%w (limit %d)", ErrTooMany, s.maxRunning)
 	}
-	oj := s.owners[owner.key()]
+	oj := s.owners[owner.Key()]
 	if oj == nil {
 		oj = &ownerJobs{}
-		s.owners[owner.key()] = oj
+		s.owners[owner.Key()] = oj
 	}
 	if oj.running >= s.maxRunningPerOwner {
 		return Snapshot{}, fmt.Errorf("%w for one client (limit %d)", ErrTooMany, s.maxRunningPerOwner)

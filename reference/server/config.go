@@ -100,6 +100,13 @@ type Config struct {
 	MaxRetainedJobs          int
 	MaxRetainedJobsPerClient int
 
+	// Task bounds: tasks held in all (running and finished), running per
+	// client (a principal, or an anonymous session), and finished ones kept
+	// per client. Zero means the tasks package's defaults.
+	MaxTasks                  int
+	MaxTasksPerClient         int
+	MaxRetainedTasksPerClient int
+
 	// Tasks (params.task on long_operation and job_start): the ttl when the
 	// client asks for none, the most it may ask for, and the poll interval
 	// suggested to clients. Zero means the tasks package's defaults.
@@ -231,6 +238,8 @@ func (c Config) validate() error {
 		{"max batch", int64(c.MaxBatch)}, {"max calls per session", int64(c.MaxCallsPerSession)},
 		{"max jobs per client", int64(c.MaxJobsPerClient)}, {"max retained jobs", int64(c.MaxRetainedJobs)},
 		{"max retained jobs per client", int64(c.MaxRetainedJobsPerClient)},
+		{"max tasks", int64(c.MaxTasks)}, {"max tasks per client", int64(c.MaxTasksPerClient)},
+		{"max retained tasks per client", int64(c.MaxRetainedTasksPerClient)},
 	} {
 		if l.v < 0 {
 			return fmt.Errorf("%s must not be negative, got %d", l.name, l.v)

@@ -42,13 +42,13 @@ func TestJobsOwnedByPrincipal(t *testing.T) {
 // TestSessionEndCancelsJobs: the jobs a session started end with it,
 // whether the client deletes it or it expires (idle threshold + grace).
 func TestSessionEndCancelsJobs(t *testing.T) {
-	for name, end := range map[string]func(e *env, sid string){
-		"DELETE": func(e *env, sid string) {
+	for name, end := range map[string]func(t *testing.T, e *env, sid string){
+		"DELETE": func(t *testing.T, e *env, sid string) {
 			if resp := e.do(e.c, http.MethodDelete, sid, nil); resp.Status != http.StatusNoContent {
 				t.Fatalf("DELETE: %d", resp.Status)
 			}
 		},
-		"expiry": func(e *env, sid string) {
+		"expiry": func(_ *testing.T, e *env, sid string) {
 			e.clock.Step(testIdle + time.Millisecond)
 			e.srv.Reap()
 			e.clock.Step(testGrace)
@@ -66,7 +66,7 @@ func TestSessionEndCancelsJobs(t *testing.T) {
 			if snap := e.jobGet(e.c, sid, start.JobID); snap.Status != "running" {
 				t.Fatalf("job before the session ends: %+v", snap)
 			}
-			end(e, sid)
+			end(t, e, sid)
 			if snap := e.jobGet(e.c, e.connect(e.c), start.JobID); snap.Status != "cancelled" || snap.ResumeToken != "" {
 				t.Fatalf("job of an ended session: %+v", snap)
 			}

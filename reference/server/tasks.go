@@ -178,7 +178,8 @@ func (s *Server) createTask(params json.RawMessage, owner, sessionID string) (js
 }
 
 // startTask validates a task tool's arguments and creates its task for
-// owner.Principal; ttlMs nil means the default. The task is in the store
+// owner.Principal, counted against owner's limits like a job;
+// ttlMs nil means the default. The task is in the store
 // when it returns, before any answer is written (durable creation).
 func (s *Server) startTask(owner jobs.Owner, name string, args json.RawMessage, ttlMs *int64) (tasks.Snapshot, *tasks.Error) {
 	work, err := tools.TaskWork(tools.TaskDeps{Jobs: s.jobs, Clock: s.cfg.Clock, Owner: owner}, name, args)
@@ -193,7 +194,7 @@ func (s *Server) startTask(owner jobs.Owner, name string, args json.RawMessage, 
 	// The work waits until the task's session is recorded, so that even an
 	// instant status change finds where to send notifications/tasks/status.
 	recorded := make(chan struct{})
-	snap, err := s.tasks.Create(owner.Principal, ttl, func(ctx context.Context) tasks.Outcome {
+	snap, err := s.tasks.Create(owner.Principal, owner.Key(), ttl, func(ctx context.Context) tasks.Outcome {
 		<-recorded
 		res := work(ctx)
 		b, err := json.Marshal(res)

@@ -40,6 +40,7 @@ const (
 	DefaultPollInterval = time.Second
 	DefaultMaxTasks     = 10000
 	DefaultMaxPerOwner  = 100
+	DefaultMaxRetained  = 100
 	// pageSize is how many tasks one tasks/list page holds.
 	pageSize = 50
 )
@@ -50,7 +51,7 @@ var (
 	ErrNotFound = errors.New("task not found")
 	// ErrTerminal: tasks/cancel of a task that has already finished.
 	ErrTerminal = errors.New("task is already in a terminal status")
-	// ErrFull: too many live tasks, in all or for the owner.
+	// ErrFull: too many running tasks, in all or for the client.
 	ErrFull = errors.New("too many tasks")
 )
 
@@ -81,9 +82,16 @@ type Options struct {
 	DefaultTTL   time.Duration
 	MaxTTL       time.Duration
 	PollInterval time.Duration
-	MaxTasks     int
-	MaxPerOwner  int
-	Clock        clock.WithTicker // nil means the real clock
+	// MaxTasks bounds the tasks held, running and finished: past it the
+	// oldest finished task is dropped before its ttl, and a create is
+	// refused only when every task held is running. MaxPerOwner bounds the
+	// tasks one client runs at once, and MaxRetained the finished tasks
+	// kept per client (its oldest go first), so that no client's tasks
+	// crowd out another's. A client is what Create's client names.
+	MaxTasks    int
+	MaxPerOwner int
+	MaxRetained int
+	Clock       clock.WithTicker // nil means the real clock
 	// OnStatus, if set, is called (outside the store's lock) after every
 	// status change, for notifications/tasks/status.
 	OnStatus func(Snapshot)
@@ -111,6 +119,7 @@ type Snapshot struct {
 
 type task struct {
 	Snapshot
+	client string // what the limits count it against (see Create)
 	cancel context.CancelFunc
 	done   chan struct{} // closed at the terminal status
 }
@@ -145,6 +154,9 @@ func New(opts Options) *Store {
 	if opts.MaxPerOwner <= 0 {
 		opts.MaxPerOwner = DefaultMaxPerOwner
 	}
+	if opts.MaxRetained <= 0 {
+		opts.MaxRetained = DefaultMaxRetained
+	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -165,7 +177,13 @@ func NewID() string { return rand.Text() }
 // Create stores a working task for owner and starts run. The task is in
 // the store when Create returns, so a tasks/get sent right after the
 // CreateTaskResult resolves. ttl nil means the default; it is capped.
-func (s *Store) Create(owner string, ttl *time.Duration, run RunFunc) (Snapshot, error) {
+// client is what the limits count the task against ("" means owner): the
+// principal, or something finer for anonymous requestors, who share the
+// empty owner.
+func (s *Store) Create(owner, client string, ttl *time.Duration, run RunFunc) (Snapshot, error) {
+	if client == "" {
+		client = owner
+	}
 	now := s.opts.Clock.Now()
 	t := s.opts.DefaultTTL
 	if ttl != nil {
@@ -173,7 +191,7 @@ func (s *Store) Create(owner string, ttl *time.Duration, run RunFunc) (Snapshot,
 	}
 	s.mu.Lock()
 	s.purgeLocked(now)
-	if len(s.tasks) >= s.opts.MaxTasks || s.liveLocked(owner) >= s.opts.MaxPerOwner {
+	if !s.roomLocked(client) {
 		s.mu.Unlock()
 		return Snapshot{}, ErrFull
 	}
@@ -181,7 +199,7 @@ func (s *Store) Create(owner string, ttl *time.Duration, run RunFunc) (Snapshot,
 	k := &task{Snapshot: Snapshot{
 		ID: NewID(), Owner: owner, Status: Working, CreatedAt: now, LastUpdatedAt: now,
 		TTL: t, PollInterval: s.opts.PollInterval,
-	}, cancel: cancel, done: make(chan struct{})}
+	}, client: client, cancel: cancel, done: make(chan struct{})}
 	s.tasks[k.ID] = k
 	s.order = append(s.order, k.ID)
 	snap := k.Snapshot
@@ -216,15 +234,44 @@ func (s *Store) Create(owner string, ttl *time.Duration, run RunFunc) (Snapshot,
 	return snap, nil
 }
 
-// liveLocked counts owner's non-terminal tasks.
-func (s *Store) liveLocked(owner string) int {
-	n := 0
+// roomLocked makes room for a new task of client, dropping finished tasks
+// (client's own past MaxRetained, then the oldest of all past MaxTasks),
+// and reports whether there is room: false when client runs MaxPerOwner
+// tasks, or every task held is running.
+func (s *Store) roomLocked(client string) bool {
+	running, finished := 0, 0
 	for _, k := range s.tasks {
-		if k.Owner == owner && !k.Status.Terminal() {
-			n++
+		switch {
+		case k.client != client:
+		case k.Status.Terminal():
+			finished++
+		default:
+			running++
 		}
 	}
-	return n
+	if running >= s.opts.MaxPerOwner {
+		return false
+	}
+	s.dropFinishedLocked(finished-s.opts.MaxRetained+1, func(k *task) bool { return k.client == client })
+	s.dropFinishedLocked(len(s.tasks)-s.opts.MaxTasks+1, func(*task) bool { return true })
+	return len(s.tasks) < s.opts.MaxTasks
+}
+
+// dropFinishedLocked drops up to n of the oldest finished tasks that match.
+// On a shared store they stay readable there until their ttl.
+func (s *Store) dropFinishedLocked(n int, match func(*task) bool) {
+	if n <= 0 {
+		return
+	}
+	s.order = slices.DeleteFunc(s.order, func(id string) bool {
+		k := s.tasks[id]
+		if n == 0 || k == nil || !k.Status.Terminal() || !match(k) {
+			return false
+		}
+		delete(s.tasks, id)
+		n--
+		return true
+	})
 }
 
 // finish moves k to a terminal status unless it has one already; it
