@@ -104,7 +104,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"--max-calls-per-session": int64(cfg.MaxCallsPerSession), "--max-jobs": int64(cfg.MaxJobs),
 		"--max-jobs-per-client": int64(cfg.MaxJobsPerClient), "--max-retained-jobs": int64(cfg.MaxRetainedJobs),
 		"--max-retained-jobs-per-client": int64(cfg.MaxRetainedJobsPerClient),
-		"--max-tasks": int64(cfg.MaxTasks), "--max-tasks-per-client": int64(cfg.MaxTasksPerClient),
+		"--max-tasks":                    int64(cfg.MaxTasks), "--max-tasks-per-client": int64(cfg.MaxTasksPerClient),
 		"--max-retained-tasks-per-client": int64(cfg.MaxRetainedTasksPerClient),
 	} {
 		if n <= 0 {

@@ -17,7 +17,7 @@ const PollInterval = 20 * time.Millisecond
 // it a description of what is awaited: a failure says it, and how long
 // the check waited.
 func (t *T) Eventually(actual any) types.AsyncAssertion {
-	return t.Gomega.Eventually(t.ctx, actual).WithTimeout(Remaining(t.ctx)).WithPolling(PollInterval)
+	return t.Gomega.Eventually(t.ctx, actual).WithTimeout(remaining(t.ctx)).WithPolling(PollInterval)
 }
 
 // Consistently holds a negative assertion for d ("nothing arrives").
@@ -25,8 +25,8 @@ func (t *T) Consistently(d time.Duration, actual any) types.AsyncAssertion {
 	return t.Gomega.Consistently(t.ctx, actual).WithTimeout(d).WithPolling(PollInterval)
 }
 
-// Remaining is the time left before ctx's deadline.
-func Remaining(ctx context.Context) time.Duration {
+// remaining is the time left before ctx's deadline.
+func remaining(ctx context.Context) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {
 		return time.Until(dl)
 	}
