@@ -46,6 +46,10 @@ type expiredData struct {
 
 // writeRPCError writes a JSON-RPC error response with id null, so that clients
 // that only parse JSON-RPC still get a readable reason with any status.
+// Not inlined: the error paths would widen the frames of the handlers
+// that stay on a stream's stack (see Server.ServeHTTP).
+//
+//go:noinline
 func writeRPCError(w http.ResponseWriter, status, code int, message string, data any) {
 	writeRPCErrorID(w, status, code, message, data, nil)
 }

@@ -104,10 +104,19 @@ type sdkHandler struct {
 
 func (h sdkHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && r.Header.Get(headerSessionID) == "" {
-		defer h.ids.withdraw(h.ids.offer(h.g.sess.id))
-		r = r.WithContext(context.WithValue(r.Context(), generationKey{}, h.g))
+		h.create(w, r)
+		return
 	}
 	h.h.ServeHTTP(w, r)
+}
+
+// create serves the initialize that creates the go-sdk session. Apart from
+// ServeHTTP, whose frame stays on every standalone GET's stack.
+//
+//go:noinline
+func (h sdkHandler) create(w http.ResponseWriter, r *http.Request) {
+	defer h.ids.withdraw(h.ids.offer(h.g.sess.id))
+	h.h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), generationKey{}, h.g)))
 }
 
 type generationKey struct{}

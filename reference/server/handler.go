@@ -24,45 +24,16 @@ const getReplaceTimeout = 5 * time.Second
 // ServeHTTP implements http.Handler for the MCP endpoint. Everything that
 // decides which session and transport a request belongs to happens here;
 // the go-sdk handler of the session's current generation does the rest.
+//
+// Its frame, serveGET's and serveStandalone's stay on the stack of every
+// standalone GET for as long as it is open, so the vetting and the error
+// answers live in functions that return first (admit, writeRPCError): a
+// few hundred bytes more there and the runtime can no longer halve the
+// stack of each idle GET, 8 KiB per session.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := s.checkOrigin(r); err != nil {
-		writeRPCError(w, http.StatusForbidden, CodeInvalidRequest, "Forbidden: "+err.Error(), nil)
+	principal, id, ok := s.admit(w, r)
+	if !ok {
 		return
-	}
-	switch r.Method {
-	case http.MethodPost, http.MethodGet, http.MethodDelete:
-	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeRPCError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "Method not allowed: use POST, GET or DELETE", nil)
-		return
-	}
-	r.Header.Del(headerPOSTToken) // only the server sets it
-	principal, err := s.principal(r)
-	if err != nil {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-conform"`)
-		writeRPCError(w, http.StatusUnauthorized, CodeInvalidRequest, "Unauthorized: "+err.Error(), nil)
-		return
-	}
-	if speaksModern(r) {
-		s.serveModern(w, r, principal)
-		return
-	}
-	if err := checkProtocolVersion(r); err != nil {
-		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
-		return
-	}
-	id := r.Header.Get(headerSessionID)
-	if n := len(r.Header.Values(headerSessionID)); n > 1 {
-		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("Bad Request: %d %s headers, want one", n, headerSessionID), nil)
-		return
-	} else if n == 1 {
-		if err := checkSessionID(id); err != nil || id == "" {
-			if err == nil {
-				err = fmt.Errorf("empty %s", headerSessionID)
-			}
-			writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
-			return
-		}
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -72,6 +43,55 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodDelete:
 		s.serveDELETE(w, r, principal, id)
 	}
+}
+
+// admit vets a request's origin, method, credentials, protocol version and
+// session id header, and returns its principal and session id (""
+// without). If it reports false, the request has been answered: with an
+// error, or by the sessionless revision.
+//
+//go:noinline
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (principal, id string, ok bool) {
+	if err := s.checkOrigin(r); err != nil {
+		writeRPCError(w, http.StatusForbidden, CodeInvalidRequest, "Forbidden: "+err.Error(), nil)
+		return "", "", false
+	}
+	switch r.Method {
+	case http.MethodPost, http.MethodGet, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeRPCError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "Method not allowed: use POST, GET or DELETE", nil)
+		return "", "", false
+	}
+	r.Header.Del(headerPOSTToken) // only the server sets it
+	principal, err := s.principal(r)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-conform"`)
+		writeRPCError(w, http.StatusUnauthorized, CodeInvalidRequest, "Unauthorized: "+err.Error(), nil)
+		return "", "", false
+	}
+	if speaksModern(r) {
+		s.serveModern(w, r, principal)
+		return "", "", false
+	}
+	if err := checkProtocolVersion(r); err != nil {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
+		return "", "", false
+	}
+	id = r.Header.Get(headerSessionID)
+	if n := len(r.Header.Values(headerSessionID)); n > 1 {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("Bad Request: %d %s headers, want one", n, headerSessionID), nil)
+		return "", "", false
+	} else if n == 1 {
+		if err := checkSessionID(id); err != nil || id == "" {
+			if err == nil {
+				err = fmt.Errorf("empty %s", headerSessionID)
+			}
+			writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
+			return "", "", false
+		}
+	}
+	return principal, id, true
 }
 
 func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id string) {
@@ -164,36 +184,44 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 	defer release()
 	useNegotiatedVersion(r, gen)
 	last := r.Header.Get(headerLastEventID)
-	if last == "" && s.shared {
-		s.followStandalone(dw, r, sess, "", 0)
-		return
-	}
-	if last == "" {
-		s.serveStandalone(dw, r, sess, gen, "", 0)
-		return
-	}
-	stream, index, err := parseEventID(last)
-	if err != nil {
-		writeReplayError(w, "malformed_event_id", err.Error())
-		return
-	}
-	if err := s.events.Check(sess.id, stream, index); err != nil {
-		writeResumeError(w, last, err)
-		return
-	}
-	if stream != "" {
-		if s.shared && sess.postOfStream(stream) == nil {
-			s.followPOST(dw, r, sess, stream, index)
+	index := 0
+	if last != "" {
+		var done bool
+		if index, done = s.resumeGET(w, dw, r, sess, gen, last); done {
 			return
 		}
-		s.resumePOST(dw, r, sess, gen, stream)
-		return
 	}
 	if s.shared {
 		s.followStandalone(dw, r, sess, last, index)
 		return
 	}
 	s.serveStandalone(dw, r, sess, gen, last, index)
+}
+
+// resumeGET checks a GET's Last-Event-ID, last. A POST stream's resume it
+// serves, and an id it cannot resume from it answers: then it reports
+// done. Otherwise last is the standalone stream's, at index.
+//
+//go:noinline
+func (s *Server) resumeGET(w http.ResponseWriter, dw *deadlineWriter, r *http.Request, sess *session, gen *generation, last string) (index int, done bool) {
+	stream, index, err := parseEventID(last)
+	if err != nil {
+		writeReplayError(w, "malformed_event_id", err.Error())
+		return 0, true
+	}
+	if err := s.events.Check(sess.id, stream, index); err != nil {
+		writeResumeError(w, last, err)
+		return 0, true
+	}
+	if stream == "" {
+		return index, false
+	}
+	if s.shared && sess.postOfStream(stream) == nil {
+		s.followPOST(dw, r, sess, stream, index)
+		return 0, true
+	}
+	s.resumePOST(dw, r, sess, gen, stream)
+	return 0, true
 }
 
 // writeResumeError answers a Last-Event-ID the event store cannot resume from.
@@ -220,8 +248,20 @@ const primingVersion = "2025-11-25"
 // numbers replayed events by counting only non-empty ones, so a stored
 // priming event inside its replay would shift every id after it.
 func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *session, gen *generation, last string, index int) {
+	sw, r, end := s.startStandalone(w, r, sess, last, index)
+	defer end()
+	if sw != nil {
+		gen.handler.ServeHTTP(sw, r)
+	}
+}
+
+// startStandalone opens the standalone stream for serveStandalone: its
+// writer, primed, and the request to hand to the go-sdk; a nil writer when
+// the request has been answered. end undoes it.
+//
+//go:noinline
+func (s *Server) startStandalone(w http.ResponseWriter, r *http.Request, sess *session, last string, index int) (sw *streamWriter, sr *http.Request, end func()) {
 	ctx, cancel, sw, done := s.openStandalone(w, r, sess)
-	defer done()
 	// Held notifications are the standalone stream's now, and part of the
 	// backlog read next (see deliver).
 	fresh := last == ""
@@ -233,13 +273,14 @@ func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *s
 	}
 	p, ok := s.prime(w, r, sess, sw, last, index, fresh)
 	if !ok {
-		return
+		return nil, nil, done
 	}
 	r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", p.Index))
-	if s.cfg.SSEKeepAlive > 0 {
-		defer s.startKeepAlive(cancel, sw, sess)()
+	if s.cfg.SSEKeepAlive <= 0 {
+		return sw, r.WithContext(ctx), done
 	}
-	gen.handler.ServeHTTP(sw, r.WithContext(ctx))
+	stop := s.startKeepAlive(cancel, sw, sess)
+	return sw, r.WithContext(ctx), func() { stop(); done() }
 }
 
 // prime appends the standalone stream's priming event and sets what sw
