@@ -44,8 +44,12 @@ storm_run() {
 	shift 2
 	local cmd profile args
 	case $target in
-	reference) cmd=$ref profile=$here/reference-profile.yaml args=("${steps[@]}") ;;
-	gosdk) cmd=$gosdk profile=$root/fixtures/thirdparty/gosdk/profile.yaml args=("${steps[@]}") ;;
+	# Both tools send a progress notification and an info log message per
+	# step; the Go SDK sends log messages only once the client has set a
+	# level, the reference from initialize on: each session sets info, so
+	# both servers send the same messages.
+	reference) cmd=$ref profile=$here/reference-profile.yaml args=("${steps[@]}" --log-level info) ;;
+	gosdk) cmd=$gosdk profile=$root/fixtures/thirdparty/gosdk/profile.yaml args=("${steps[@]}" --log-level info) ;;
 	ts-sdk) cmd=$ts profile=$root/fixtures/thirdparty/ts-sdk/profile.yaml
 		args=(--arguments '{"interval":100,"count":20}' --notifications 20 --interval 100ms) ;;
 	esac

@@ -29,6 +29,7 @@ func (r *Result) page() report.FigurePage {
 			{"call", fmt.Sprintf("%s %s: %d notifications", o.Tool, compactJSON(o.Arguments), o.Notifications)},
 			{"sessions", fmt.Sprintf("%d, %d at a time", o.Sessions, o.Concurrency)},
 			{"cut", fmt.Sprintf("after %d notifications; reconnect %s after %s", o.CutAfter, o.Reconnect, o.ReconnectDelay)},
+			{"log level", logLevel(o.LogLevel)},
 			{"started", r.Started.Format(time.RFC3339)},
 			{"duration", fmt.Sprintf("%.2fs", r.Seconds)},
 		},
@@ -109,3 +110,11 @@ func byKind[V any](m map[string]V) []string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// logLevel describes the storm's logging/setLevel.
+func logLevel(level string) string {
+	if level == "" {
+		return "not set (the server's default)"
+	}
+	return level + " (logging/setLevel at setup)"
+}

@@ -68,13 +68,14 @@ type Summary struct {
 	CutAfter       int            `json:"cut_after"`
 	Reconnect      string         `json:"reconnect"`
 	ReconnectDelay string         `json:"reconnect_delay"`
+	LogLevel       string         `json:"log_level,omitempty"`
 }
 
 func summarise(o Options) Summary {
 	return Summary{
 		URL: o.URL, Tool: o.Tool, Arguments: o.Arguments, Notifications: o.Notifications,
 		Sessions: o.Sessions, Concurrency: o.Concurrency, CutAfter: o.CutAfter,
-		Reconnect: o.Reconnect, ReconnectDelay: o.ReconnectDelay.String(),
+		Reconnect: o.Reconnect, ReconnectDelay: o.ReconnectDelay.String(), LogLevel: o.LogLevel,
 	}
 }
 
@@ -248,6 +249,9 @@ func (r *Result) WriteConsole(w io.Writer) {
 	o := r.Options
 	fmt.Fprintf(w, "storm: %d sessions (%d at a time) on %s, %s %v; cut after %d of %d notifications; reconnect %s after %s\n",
 		o.Sessions, o.Concurrency, o.URL, o.Tool, compactJSON(o.Arguments), o.CutAfter, o.Notifications, o.Reconnect, o.ReconnectDelay)
+	if o.LogLevel != "" {
+		fmt.Fprintf(w, "  log level    %s (logging/setLevel at setup)\n", o.LogLevel)
+	}
 	fmt.Fprintf(w, "  setup        %d sessions in %.2f s: %.0f sessions/s; p50 %.1f ms, p99 %.1f ms\n",
 		r.SessionsSetUp, r.SetupSeconds, r.SessionsPerSecond, r.Setup.P50, r.Setup.P99)
 	fmt.Fprintf(w, "  cut          %d connections at %.2f s (%d of %d sessions had %d notifications)\n",

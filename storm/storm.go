@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +49,11 @@ type Options struct {
 	CutAfter       int
 	Reconnect      string
 	ReconnectDelay time.Duration
+	// LogLevel, when set, is sent with logging/setLevel by each session
+	// after initialize (part of its setup): which log messages the
+	// server's tools send is then the client's choice, the same for every
+	// server stormed.
+	LogLevel string
 	// Settle bounds the wait, after the reconnects, for every notification
 	// and result; RequestTimeout bounds each setup request.
 	Settle         time.Duration
@@ -96,6 +103,9 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("--reconnect must be resume, new-get or both, got %q", o.Reconnect)
 	}
+	if o.LogLevel != "" && !slices.Contains(logLevels, o.LogLevel) {
+		return fmt.Errorf("--log-level must be one of %s, got %q", strings.Join(logLevels, ", "), o.LogLevel)
+	}
 	if o.Method == "" {
 		o.Method = "notifications/progress"
 	}
@@ -113,6 +123,9 @@ func (o *Options) Validate() error {
 	}
 	return nil
 }
+
+// logLevels are the MCP logging levels, least severe first.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // storm is one run in progress.
 type storm struct {
@@ -296,6 +309,11 @@ func (st *storm) setup(ctx, streams context.Context, s *session) error {
 		return err
 	}
 	s.id = sid
+	if st.o.LogLevel != "" {
+		if err := st.setLevel(rctx, sid); err != nil {
+			return err
+		}
+	}
 	req, err := st.c.NewHTTPRequest(streams, http.MethodGet, sid, nil)
 	if err != nil {
 		return err
@@ -309,6 +327,25 @@ func (st *storm) setup(ctx, streams context.Context, s *session) error {
 		return fmt.Errorf("standalone GET: HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	st.wg.Go(func() { _ = s.read(streams, KindGET, resp, st.o.Method) })
+	return nil
+}
+
+// setLevel sends logging/setLevel with the storm's level and wants a result.
+func (st *storm) setLevel(ctx context.Context, sid string) error {
+	resp, err := st.c.Call(ctx, sid, "logging/setLevel", map[string]any{"level": st.o.LogLevel})
+	if err != nil {
+		return fmt.Errorf("logging/setLevel: %w", err)
+	}
+	if resp.Status != http.StatusOK {
+		return fmt.Errorf("logging/setLevel: HTTP %d", resp.Status)
+	}
+	m, err := resp.Result()
+	if err != nil {
+		return fmt.Errorf("logging/setLevel: %w", err)
+	}
+	if m.Error != nil {
+		return fmt.Errorf("logging/setLevel: %w", m.Error)
+	}
 	return nil
 }
 

@@ -1,9 +1,14 @@
 package storm_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,6 +80,63 @@ func TestStormReference(t *testing.T) {
 	}
 }
 
+// TestStormLogLevel: with a log level, each session sends logging/setLevel
+// with it once, during its setup.
+func TestStormLogLevel(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	levels := map[string]string{} // session id -> level set
+	setLevels := 0
+	h, err := server.NewHost(fixtures.Config(), ln, server.HostOptions{Wrap: func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				var m struct {
+					Method string `json:"method"`
+					Params struct {
+						Level string `json:"level"`
+					} `json:"params"`
+				}
+				if json.Unmarshal(body, &m) == nil && m.Method == "logging/setLevel" {
+					mu.Lock()
+					levels[r.Header.Get("Mcp-Session-Id")] = m.Params.Level
+					setLevels++
+					mu.Unlock()
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}})
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	o := smallStorm(h.URL())
+	o.Sessions, o.Concurrency, o.LogLevel = 4, 4, "warning"
+	res := run(t, o)
+	if !res.Passed() {
+		t.Fatalf("storm failed: %v", res.Failures)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if setLevels != 4 || len(levels) != 4 {
+		t.Fatalf("%d logging/setLevel requests for %d sessions, want 4 for 4", setLevels, len(levels))
+	}
+	for sid, level := range levels {
+		if level != "warning" {
+			t.Errorf("session %s: level %q, want warning", sid, level)
+		}
+	}
+	if res.Options.LogLevel != "warning" {
+		t.Errorf("the report's log level is %q", res.Options.LogLevel)
+	}
+}
+
 // TestStormCatchesDeadStreams: a server that counts writes to a reset
 // connection as delivered loses the notifications it wrote there, and the
 // storm says so.
@@ -100,6 +162,7 @@ func TestOptionsValidate(t *testing.T) {
 		"cut after all":  func(o *storm.Options) { o.CutAfter = o.Notifications },
 		"bad reconnect":  func(o *storm.Options) { o.Reconnect = "later" },
 		"negative delay": func(o *storm.Options) { o.ReconnectDelay = -time.Second },
+		"bad log level":  func(o *storm.Options) { o.LogLevel = "loud" },
 		"no interval":    func(o *storm.Options) { o.Interval = 0 },
 	} {
 		o := smallStorm("http://127.0.0.1:1/mcp")

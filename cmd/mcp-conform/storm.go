@@ -38,6 +38,7 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.CutAfter, "cut-after", storm.DefaultCutAfter, "notifications every session receives before all connections are reset")
 	fs.StringVar(&o.Reconnect, "reconnect", storm.ReconnectBoth, "after the cut: resume (GET with the POST stream's Last-Event-ID), new-get (a new standalone GET with the old one's Last-Event-ID), or both")
 	fs.DurationVar(&o.ReconnectDelay, "reconnect-delay", 0, "wait between the cut and the reconnects")
+	fs.StringVar(&o.LogLevel, "log-level", "", "send logging/setLevel with this level after each initialize (debug ... emergency); empty sends none")
 	fs.DurationVar(&o.Settle, "settle", storm.DefaultSettle, "bound on the wait, after the cut, for every notification and result")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", storm.DefaultRequestTimeout, "bound on each request's answer headers")
 	fs.IntVar(&o.Attempts, "attempts", storm.DefaultAttempts, "times one stream is opened after the cut while something is missing")
