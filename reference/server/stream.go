@@ -81,9 +81,13 @@ func (w *streamWriter) writeHeaderLocked(code int) {
 	if _, err := w.ResponseWriter.Write(b.Bytes()); err != nil {
 		return
 	}
-	// The priming event is not a message: it does not count as delivered.
-	if err := http.NewResponseController(w.ResponseWriter).Flush(); err == nil && len(backlog) > 0 && w.onEvent != nil {
-		w.onEvent(backlog[len(backlog)-1].Index)
+	// Not flushed here: the go-sdk follows its 200 on a standalone stream
+	// with a comment and a flush at once, which sends the opening with the
+	// headers in one write to the socket rather than two. The priming event
+	// is not a message; the backlog counts as delivered once that flush
+	// succeeds (see flushLocked).
+	if len(backlog) > 0 && w.onEvent != nil {
+		w.unflushed, w.pending = backlog[len(backlog)-1].Index, true
 	}
 }
 

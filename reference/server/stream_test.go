@@ -19,6 +19,20 @@ func TestStreamWriter(t *testing.T) {
 	w := &streamWriter{ResponseWriter: rec, onEvent: func(i int) { delivered = append(delivered, i) }}
 	w.open("_5", []eventstore.Event{{Index: 3, Data: []byte(`{"m":3}`)}, {Index: 4, Data: []byte(`{"m":4}`)}})
 	w.WriteHeader(http.StatusOK)
+	if len(delivered) != 0 {
+		t.Fatalf("delivered %v before a flush", delivered)
+	}
+	// The go-sdk follows its 200 with a comment and a flush, which sends
+	// the opening too.
+	if _, err := w.Write([]byte(": ok\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := http.NewResponseController(w).Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(delivered, []int{4}) {
+		t.Fatalf("delivered %v after the first flush, want [4]", delivered)
+	}
 	if _, err := w.Write([]byte("event: message\nid: _6\ndata: {\"m\":6}\n\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +43,7 @@ func TestStreamWriter(t *testing.T) {
 	want := "id: _5\ndata: \n\n" +
 		"event: message\nid: _3\ndata: {\"m\":3}\n\n" +
 		"event: message\nid: _4\ndata: {\"m\":4}\n\n" +
+		": ok\n\n" +
 		"event: message\nid: _6\ndata: {\"m\":6}\n\n" +
 		"retry: 1000\n\n"
 	if got := rec.Body.String(); got != want {
