@@ -247,8 +247,8 @@ const primingVersion = "2025-11-25"
 // The go-sdk could not replay a backlog that precedes its cursor, and it
 // numbers replayed events by counting only non-empty ones, so a stored
 // priming event inside its replay would shift every id after it.
-func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *session, gen *generation, last string, index int) {
-	sw, r, end := s.startStandalone(w, r, sess, last, index)
+func (s *Server) serveStandalone(w *deadlineWriter, r *http.Request, sess *session, gen *generation, last string, index int) {
+	sw, end := s.startStandalone(w, r, sess, last, index)
 	defer end()
 	if sw != nil {
 		gen.handler.ServeHTTP(sw, r)
@@ -256,12 +256,12 @@ func (s *Server) serveStandalone(w http.ResponseWriter, r *http.Request, sess *s
 }
 
 // startStandalone opens the standalone stream for serveStandalone: its
-// writer, primed, and the request to hand to the go-sdk; a nil writer when
-// the request has been answered. end undoes it.
+// writer, primed, for the go-sdk; nil when the request has been answered.
+// end undoes it.
 //
 //go:noinline
-func (s *Server) startStandalone(w http.ResponseWriter, r *http.Request, sess *session, last string, index int) (sw *streamWriter, sr *http.Request, end func()) {
-	ctx, cancel, sw, done := s.openStandalone(w, r, sess)
+func (s *Server) startStandalone(w *deadlineWriter, r *http.Request, sess *session, last string, index int) (sw *streamWriter, end func()) {
+	_, cancel, sw, done := s.openStandalone(w, r, sess)
 	// Held notifications are the standalone stream's now, and part of the
 	// backlog read next (see deliver).
 	fresh := last == ""
@@ -273,14 +273,14 @@ func (s *Server) startStandalone(w http.ResponseWriter, r *http.Request, sess *s
 	}
 	p, ok := s.prime(w, r, sess, sw, last, index, fresh)
 	if !ok {
-		return nil, nil, done
+		return nil, done
 	}
 	r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", p.Index))
 	if s.cfg.SSEKeepAlive <= 0 {
-		return sw, r.WithContext(ctx), done
+		return sw, done
 	}
 	stop := s.startKeepAlive(cancel, sw, sess)
-	return sw, r.WithContext(ctx), func() { stop(); done() }
+	return sw, func() { stop(); done() }
 }
 
 // prime appends the standalone stream's priming event and sets what sw
@@ -306,10 +306,13 @@ func (s *Server) prime(w http.ResponseWriter, r *http.Request, sess *session, sw
 }
 
 // openStandalone registers a new standalone GET of sess, its writer sw and
-// cancel, after ending the one it replaces; done deregisters it.
-func (s *Server) openStandalone(w http.ResponseWriter, r *http.Request, sess *session) (ctx context.Context, cancel context.CancelFunc, sw *streamWriter, done func()) {
-	ctx, cancel = context.WithCancel(r.Context())
-	sw = &streamWriter{ResponseWriter: w, onEvent: sess.markDelivered}
+// cancel, after ending the one it replaces; done deregisters it. The
+// stream runs in the request's context, which bind made cancellable (dw's
+// onDead): a context of its own would cost every idle GET another few
+// hundred bytes.
+func (s *Server) openStandalone(dw *deadlineWriter, r *http.Request, sess *session) (ctx context.Context, cancel context.CancelFunc, sw *streamWriter, done func()) {
+	ctx, cancel = r.Context(), dw.onDead
+	sw = &streamWriter{ResponseWriter: dw, onEvent: sess.markDelivered}
 	cur, old := sess.attachGET(cancel, sw)
 	s.takeOver(sess, old)
 	return ctx, cancel, sw, func() {

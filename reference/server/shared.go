@@ -203,7 +203,7 @@ func (s *Server) watchGone(ctx context.Context) {
 // followStandalone serves the standalone GET from the store: the priming
 // event, the backlog after the resume point, then every event appended on
 // any replica. Subscribing before priming makes each event arrive once.
-func (s *Server) followStandalone(w http.ResponseWriter, r *http.Request, sess *session, last string, index int) {
+func (s *Server) followStandalone(w *deadlineWriter, r *http.Request, sess *session, last string, index int) {
 	ctx, cancel, sw, done := s.openStandalone(w, r, sess)
 	defer done()
 	s.store.Listen(ctx, sess.id, 1)
