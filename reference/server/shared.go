@@ -229,6 +229,10 @@ func (s *Server) followStandalone(w *deadlineWriter, r *http.Request, sess *sess
 		return
 	}
 	sw.WriteHeader(http.StatusOK)
+	// The opening goes out now, not with the first live event.
+	if http.NewResponseController(sw).Flush() != nil {
+		return
+	}
 	if s.cfg.SSEKeepAlive > 0 {
 		done := make(chan struct{})
 		defer func() { cancel(); <-done }()
