@@ -23,6 +23,9 @@ func (s *session) openPOST(g *generation, calls int, cancel context.CancelFunc) 
 	s.postSeq++
 	car := &carrier{cancel: cancel, done: make(chan struct{})}
 	p := &post{tok: strconv.FormatUint(s.postSeq, 10), gen: g, calls: calls, carrier: car}
+	if s.posts == nil {
+		s.posts = map[string]*post{}
+	}
 	s.posts[p.tok] = p
 	g.addOpen(calls)
 	return p, car
@@ -67,6 +70,13 @@ func (s *session) forgetPOST(p *post) {
 	if p.streamID != "" && s.streams[p.streamID] == p {
 		delete(s.streams, p.streamID)
 	}
+	// A map keeps its storage when emptied; an idle session keeps none.
+	if len(s.posts) == 0 {
+		s.posts = nil
+	}
+	if len(s.streams) == 0 {
+		s.streams = nil
+	}
 }
 
 // tap is the event store as one session's generations see it: it learns
@@ -81,6 +91,9 @@ func (t tap) Open(ctx context.Context, sessionID, streamID string) error {
 	if p, ok := ctx.Value(postKey{}).(*post); ok && streamID != "" {
 		t.sess.dmu.Lock()
 		p.streamID = streamID
+		if t.sess.streams == nil {
+			t.sess.streams = map[string]*post{}
+		}
 		t.sess.streams[streamID] = p
 		ids := p.ids
 		t.sess.dmu.Unlock()

@@ -46,8 +46,8 @@ type session struct {
 	// Delivery state (delivery.go), under dmu. Lock order: dmu, then mu.
 	dmu     sync.Mutex
 	postSeq uint64
-	posts   map[string]*post   // by token
-	streams map[string]*post   // by go-sdk stream id
+	posts   map[string]*post   // by token; nil when empty
+	streams map[string]*post   // by go-sdk stream id; nil when empty
 	holding map[*call]struct{} // calls with held notifications
 	nheld   int                // held notifications, all calls
 	clock   clock.Clock
@@ -69,8 +69,6 @@ func newSession(id, principal string, clk clock.Clock, maxAge time.Duration) *se
 		clock: clk, maxAge: maxAge,
 		delivered: -1,
 		gens:      map[*generation]struct{}{},
-		posts:     map[string]*post{},
-		streams:   map[string]*post{},
 		holding:   map[*call]struct{}{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
