@@ -1,5 +1,12 @@
 // Command table prints the Markdown table of mcp-conform storm JSON
-// results (make storm): one row per file, named by the file.
+// results (make storm): one row per file, named by the file. Then, for each
+// target (the name before "-n<N>-") stormed with --reconnect both and no
+// delay at two sizes or more, the idle RSS each session added between the
+// smallest and the largest: the difference of the two idle RSS over the
+// difference of the sizes. Unlike the per-session figure of one run (idle
+// minus start, over N), it leaves out what a server process adds once
+// whatever its size (code paged in, runtime structures), which differs with
+// the binary.
 //
 //	go run ./storm/table reports/storm/*.json
 package main
@@ -10,6 +17,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mcp-conform/mcp-conform/storm"
@@ -28,6 +37,8 @@ func run(files []string, w io.Writer) error {
 	}
 	fmt.Fprintln(w, "| run | sessions/s | setup p50/p99 ms | resume cut->headers p50/p99 ms | resume cut->first event p50/p99 ms | new GET cut->headers p50/p99 ms | lost | dup | results missing | HTTP errors | server idle RSS MiB (KiB/session) | server CPU setup / storm s | client CPU s | verdict |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+	sizes := map[string][]idle{} // by target
+	var targets []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -57,10 +68,43 @@ func run(files []string, w io.Writer) error {
 		if len(r.Failures) > 0 {
 			verdict = "FAIL: " + strings.Join(r.Failures, "; ")
 		}
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
 		fmt.Fprintf(w, "| %s | %.0f | %.0f / %.0f | %s | %s | %s | %d | %d | %d | %d | %s | %s | %.2f | %s |\n",
-			strings.TrimSuffix(filepath.Base(f), ".json"), r.SessionsPerSecond, r.Setup.P50, r.Setup.P99,
+			name, r.SessionsPerSecond, r.Setup.P50, r.Setup.P99,
 			lat(r.Headers, storm.KindResume), lat(r.FirstEvent, storm.KindResume), lat(r.Headers, storm.KindNewGET),
 			r.Lost, r.Duplicated, r.ResultsMissing, errs, server, cpu, r.ClientCPUSeconds, verdict)
+		if m := targetName.FindStringSubmatch(name); m != nil && r.Server != nil && r.SessionsSetUp > 0 &&
+			r.Options.Reconnect == storm.ReconnectBoth && r.Options.ReconnectDelay == "0s" {
+			if _, ok := sizes[m[1]]; !ok {
+				targets = append(targets, m[1])
+			}
+			sizes[m[1]] = append(sizes[m[1]], idle{r.SessionsSetUp, r.Server.RSSIdle})
+		}
+	}
+	printed := false
+	for _, t := range targets {
+		s := sizes[t]
+		slices.SortFunc(s, func(a, b idle) int { return a.n - b.n })
+		lo, hi := s[0], s[len(s)-1]
+		if hi.n == lo.n {
+			continue
+		}
+		if !printed {
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "| target | idle RSS per added session, KiB | between |")
+			fmt.Fprintln(w, "|---|--:|---|")
+			printed = true
+		}
+		fmt.Fprintf(w, "| %s | %.1f | %d and %d sessions |\n", t, float64(hi.rss-lo.rss)/1024/float64(hi.n-lo.n), lo.n, hi.n)
 	}
 	return nil
+}
+
+// targetName takes the target out of a run's name, as compare.sh names runs.
+var targetName = regexp.MustCompile(`^(.+)-n\d+-`)
+
+// idle is a run's size and its server's idle RSS.
+type idle struct {
+	n   int
+	rss int64
 }
