@@ -31,6 +31,9 @@ type deadlineWriter struct {
 	dead    atomic.Bool
 	writing atomic.Int32 // writes and flushes in progress
 	once    sync.Once
+	// rc controls the writer below; bind sets it once, rather than each
+	// write and flush making its own.
+	rc *http.ResponseController
 }
 
 func (d *deadlineWriter) Write(p []byte) (int, error) {
@@ -76,7 +79,10 @@ func (d *deadlineWriter) begin() (*http.ResponseController, error) {
 func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
 
 func (d *deadlineWriter) arm() *http.ResponseController {
-	rc := http.NewResponseController(d.ResponseWriter)
+	rc := d.rc
+	if rc == nil {
+		rc = http.NewResponseController(d.ResponseWriter)
+	}
 	rc.SetWriteDeadline(time.Now().Add(d.timeout)) // the network runs on real time
 	return rc
 }
@@ -119,8 +125,16 @@ func (s *Server) Serving() int { return int(s.serving.Load()) }
 func (s *Server) bind(w http.ResponseWriter, r *http.Request, sess *session) (dw *deadlineWriter, br *http.Request, release func()) {
 	s.serving.Add(1)
 	ctx, cancel := context.WithCancel(r.Context())
-	je := &jsonErrors{ResponseWriter: w}
-	dw = &deadlineWriter{ResponseWriter: je, timeout: s.cfg.WriteTimeout, onDead: cancel, errs: je}
+	// One allocation for the writers of a request, rather than one each.
+	b := &struct {
+		dw deadlineWriter
+		je jsonErrors
+		rc http.ResponseController
+	}{}
+	b.je.ResponseWriter = w
+	b.rc = *http.NewResponseController(&b.je)
+	b.dw = deadlineWriter{ResponseWriter: &b.je, timeout: s.cfg.WriteTimeout, onDead: cancel, errs: &b.je, rc: &b.rc}
+	dw, je := &b.dw, &b.je
 	stop := context.AfterFunc(sess.ctx, dw.kill)
 	return dw, r.WithContext(ctx), func() { stop(); cancel(); je.finish(); s.serving.Add(-1) }
 }

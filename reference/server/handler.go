@@ -95,7 +95,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (principal, id st
 }
 
 func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id string) {
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+	if !isJSON(r.Header.Get("Content-Type")) {
 		writeRPCError(w, http.StatusUnsupportedMediaType, CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil)
 		return
 	}
@@ -527,6 +527,16 @@ func (s *Server) reinitialize(w http.ResponseWriter, r *http.Request, sess *sess
 		s.saveShared(sess, g)
 		s.log.Info("session re-initialized", "session", sess.id)
 	}
+}
+
+// isJSON reports a media type of application/json, with any parameters.
+// The plain form, what clients send, needs no parsing (nor its garbage).
+func isJSON(contentType string) bool {
+	if contentType == "application/json" {
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "application/json"
 }
 
 // peek parses a POST body just enough to route it, bound batches and answer
