@@ -173,7 +173,7 @@ func (s *Store) newStreamLocked(sess *session, id string, m marks, pending int) 
 // items of any session are evicted until the new event fits; an event that
 // could never fit is not kept, so resuming from before it reports
 // ErrEvicted.
-func (s *Store) Append(_ context.Context, sessionID, streamID string, data []byte) error {
+func (s *Store) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
 	// The interface does not hand over ownership of data, so keep a copy.
 	var d []byte
 	resp := false
@@ -197,6 +197,11 @@ func (s *Store) Append(_ context.Context, sessionID, streamID string, data []byt
 		st = s.newStreamLocked(sess, streamID, newMarks(), -1)
 	}
 	st.last++
+	if streamID == "" {
+		if ix, ok := ctx.Value(indexKey{}).(*int); ok {
+			*ix = st.last
+		}
+	}
 	if d == nil {
 		return nil
 	}

@@ -35,6 +35,7 @@ const (
 	DefaultEventMaxBytes        = eventstore.DefaultMaxBytes
 	DefaultSSEKeepAlive         = 15 * time.Second
 	DefaultSSERetry             = time.Second
+	DefaultRedirectDelay        = 250 * time.Millisecond
 	DefaultMaxBodyBytes         = 4 << 20
 	DefaultMaxSessions          = 10000
 	// DefaultWriteTimeout bounds each write to a client; a stream whose
@@ -48,6 +49,8 @@ const (
 	// resumeTokenSlack is added to idle threshold + grace period for the
 	// default resume-token lifetime, so a token outlives the session it came from.
 	resumeTokenSlack = 10 * time.Minute
+	// resumeGETMargin is added to SSERetry for the default ResumeGETWait.
+	resumeGETMargin = time.Second
 )
 
 // Config holds every knob of the reference server. Zero values take the
@@ -131,6 +134,22 @@ type Config struct {
 	// them. Only the broken fixture cut-notes-parked sets it.
 	ParkCutNotes bool
 
+	// ResumeGETWait is how long a GET resuming a POST stream waits, after
+	// its priming event, for a standalone GET with a Last-Event-ID to tell
+	// which of the call's notifications sent to a standalone GET that has
+	// since died reached the client; those it does not settle are then
+	// replayed on the resumed stream (see delivery.go). Zero means SSERetry
+	// + 1s (a client reconnects its GET after the retry hint); negative, no
+	// wait.
+	ResumeGETWait time.Duration
+	// RedirectDelay is how long after the server finds a POST stream cut
+	// its call's notifications are held before they go to a connected
+	// standalone GET: a refresh resets the GET a moment after the POST,
+	// and what is written to it in between may never be read. A resume
+	// within it gets them on the POST stream. Zero means
+	// DefaultRedirectDelay; negative, none.
+	RedirectDelay time.Duration
+
 	// ConformanceTools adds the fixtures the official MCP conformance suite
 	// expects (package conformance).
 	ConformanceTools bool
@@ -162,6 +181,8 @@ func (c Config) withDefaults() Config {
 	setDur(&c.ReadTimeout, DefaultReadTimeout)
 	setDur(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	setDur(&c.IdleTimeout, DefaultIdleTimeout)
+	setDur(&c.ResumeGETWait, c.SSERetry+resumeGETMargin)
+	setDur(&c.RedirectDelay, DefaultRedirectDelay)
 	if c.ExpiredResponse == "" {
 		c.ExpiredResponse = ExpiredEnvelope
 	}

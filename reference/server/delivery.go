@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 )
 
 // The delivery rule after a cut.
@@ -51,12 +54,16 @@ const handoffTimeout = 5 * time.Second
 type post struct {
 	tok      string // set on the request (headerPOSTToken) for the call handlers
 	gen      *generation
-	streamID string            // the go-sdk's stream id, once the stream is opened
-	calls    int               // calls not yet answered
-	carrier  *carrier          // the HTTP request writing the stream, if any
-	route    route             // where its calls' notifications go
-	resuming bool              // a resume waits for the carrier to let go: hold
-	ids      []json.RawMessage // its calls' JSON-RPC ids, on a shared store (see leaseCalls)
+	streamID string    // the go-sdk's stream id, once the stream is opened
+	calls    int       // calls not yet answered
+	carrier  *carrier  // the HTTP request writing the stream, if any
+	route    route     // where its calls' notifications go
+	resuming bool      // a resume waits for the carrier to let go: hold
+	cutAt    time.Time // when its stream was last found cut
+	// redirecting: its held notifications go to the standalone GET at
+	// cutAt + redirectDelay (armRedirect)
+	redirecting bool
+	ids         []json.RawMessage // its calls' JSON-RPC ids, on a shared store (see leaseCalls)
 }
 
 // route is where a POST's notifications go.
@@ -77,15 +84,18 @@ type carrier struct {
 
 // call is one request being handled, found by its handler context.
 type call struct {
-	sess  *session
-	post  *post
+	sess *session
+	post *post
+	// held are its notifications not known delivered, in order: held ones
+	// (ix < 0) and those sent to the standalone stream (see settleSent).
 	held  []note
-	taken chan struct{} // closed when held notifications have gone to a stream
+	taken chan struct{} // closed when held is empty again
 }
 
 // note is a notification of a call, with what sends it on the call's stream.
 type note struct {
 	at     time.Time // when it was held
+	ix     int       // its standalone event index once sent there, else -1
 	ctx    context.Context
 	method string
 	req    mcp.Request
@@ -128,7 +138,7 @@ func routeNotes(next mcp.MethodHandler) mcp.MethodHandler {
 		if c == nil || (method != "notifications/progress" && method != "notifications/message") {
 			return next(ctx, method, req)
 		}
-		return nil, c.sess.deliver(c, note{at: c.sess.clock.Now(), ctx: ctx, method: method, req: req, send: next})
+		return nil, c.sess.deliver(c, note{at: c.sess.clock.Now(), ix: -1, ctx: ctx, method: method, req: req, send: next})
 	}
 }
 
@@ -143,14 +153,19 @@ func (s *session) deliver(c *call, n note) error {
 	attached := s.listening()
 	switch {
 	case p.route == routeGET && attached:
-		return s.toStandalone(n)
+		return s.redirect(c, n)
 	case p.resuming:
 	case p.carrier != nil:
 		p.route = routeOwn
 		return n.sendOwn()
+	case attached && !s.shared && time.Since(p.cutAt) < s.redirectDelay:
+		// A refresh cuts the GET too, a moment later: hold on, so that
+		// what the client may never read is not written to it.
+		p.route = routeHeld
+		s.armRedirect(p)
 	case attached:
 		p.route = routeGET
-		return s.toStandalone(n)
+		return s.redirect(c, n)
 	case s.nheld >= maxHeldNotes:
 		return s.toStandalone(n)
 	case s.shared && p.route == routeGET:
@@ -168,27 +183,51 @@ func (s *session) deliver(c *call, n note) error {
 	default:
 		p.route = routeHeld
 	}
+	s.hold(c, n)
+	return nil
+}
+
+// hold keeps n among c's notifications not known delivered. s.dmu is held.
+func (s *session) hold(c *call, n note) {
 	if c.taken == nil {
 		c.taken = make(chan struct{})
 		s.holding[c] = struct{}{}
 	}
 	c.held = append(c.held, n)
 	s.nheld++
-	return nil
+	if n.ix >= 0 {
+		s.nsent++
+	}
+}
+
+// redirect sends n on the standalone stream. Unless a GET flushed it, it
+// keeps it, with its event index, until it is (see confirm): the GET it was
+// written to may be dead and not noticed yet. s.dmu is held.
+func (s *session) redirect(c *call, n note) error {
+	n.ix = -1
+	err := s.sendStandalone(eventstore.WithIndex(context.Background(), &n.ix), n)
+	if n.ix > s.resumeIndex() && s.nheld < maxHeldNotes {
+		s.hold(c, n) // not flushed to a GET (see confirm)
+	}
+	return err
 }
 
 // toStandalone sends n on the standalone stream of the current generation.
-// The context carries no call, so routeNotes passes it through.
-func (s *session) toStandalone(n note) error {
+func (s *session) toStandalone(n note) error { return s.sendStandalone(context.Background(), n) }
+
+// sendStandalone is toStandalone with ctx for the go-sdk's write, which
+// passes it to the event store. It carries no call, so routeNotes passes
+// the notification through.
+func (s *session) sendStandalone(ctx context.Context, n note) error {
 	ss := s.current().serverSession()
 	if ss == nil {
 		return errors.New("no transport to send on")
 	}
 	switch p := n.req.GetParams().(type) {
 	case *mcp.ProgressNotificationParams:
-		return ss.NotifyProgress(context.Background(), p)
+		return ss.NotifyProgress(ctx, p)
 	case *mcp.LoggingMessageParams:
-		return ss.Log(context.Background(), p)
+		return ss.Log(ctx, p)
 	}
 	return n.sendOwn()
 }
@@ -205,28 +244,59 @@ func (s *session) flushToStandalone(fresh bool) {
 		if c.post.resuming {
 			continue // the resume takes them
 		}
-		for _, n := range c.held {
-			if fresh && s.clock.Since(n.at) > s.maxAge {
-				continue
-			}
-			s.toStandalone(n)
-		}
-		c.post.route = routeGET
-		s.release(c)
+		s.handOver(c, fresh)
 	}
+}
+
+// handOver sends c's held notifications to the standalone stream, skipping
+// those older than the max age if fresh. s.dmu is held.
+func (s *session) handOver(c *call, fresh bool) {
+	held := c.held
+	s.release(c)
+	for _, n := range held {
+		switch {
+		case n.ix >= 0:
+			s.hold(c, n) // sent already: a GET's backlog has it, or not
+		case fresh && s.clock.Since(n.at) > s.maxAge:
+		default:
+			s.redirect(c, n)
+		}
+	}
+	c.post.route = routeGET
+}
+
+// armRedirect sends p's held notifications to the standalone GET once
+// s.redirectDelay has passed since p's stream was cut, unless a resume
+// took them or no GET is connected then. s.dmu is held.
+func (s *session) armRedirect(p *post) {
+	if p.redirecting {
+		return
+	}
+	p.redirecting = true
+	time.AfterFunc(time.Until(p.cutAt.Add(s.redirectDelay)), func() {
+		s.dmu.Lock()
+		defer s.dmu.Unlock()
+		p.redirecting = false
+		if p.resuming || p.carrier != nil || p.route != routeHeld || !s.listening() {
+			return
+		}
+		for c := range s.holding {
+			if c.post == p {
+				s.handOver(c, false)
+			}
+		}
+	})
 }
 
 // carry makes a GET resuming p's stream its carrier. The request that holds
 // the stream is ended first and waited for, since the go-sdk lets one request
-// at a time hold a stream; the resume continues that stream, notifications
-// included. Otherwise, a standalone GET connected before it keeps the
-// notifications, or held ones go onto the stream, where the go-sdk's replay
-// finds them ahead of anything sent later.
-func (s *session) carry(p *post, cancel context.CancelFunc) (*carrier, error) {
-	car := &carrier{cancel: cancel, done: make(chan struct{})}
+// at a time hold a stream; the resume continues that stream (continued),
+// notifications included. p stays resuming, its notifications held, until
+// resumed hands them over.
+func (s *session) carry(p *post, cancel context.CancelFunc) (car *carrier, continued bool, err error) {
+	car = &carrier{cancel: cancel, done: make(chan struct{})}
 	timeout := time.NewTimer(handoffTimeout)
 	defer timeout.Stop()
-	continued := false
 	for {
 		s.dmu.Lock()
 		old := p.carrier
@@ -243,16 +313,49 @@ func (s *session) carry(p *post, cancel context.CancelFunc) (*carrier, error) {
 			s.dmu.Lock()
 			p.resuming = false
 			s.dmu.Unlock()
-			return nil, errStreamBusy
+			return nil, false, errStreamBusy
 		}
 	}
 	defer s.dmu.Unlock()
-	p.carrier, p.resuming = car, false
-	if !continued && p.route != routeOwn && s.listening() {
-		p.route = routeGET
-		return car, nil
+	p.carrier, p.resuming = car, true
+	return car, continued, nil
+}
+
+// resumed hands p's notifications to its resumed stream, once that has sent
+// its headers. Those sent to a standalone GET that is not known to have
+// delivered them are waited for, at most s.resumeWait, from a GET whose
+// Last-Event-ID settles them (see acked); every one left then, and every
+// held one, goes onto the stream in order, where the go-sdk's replay finds
+// them ahead of anything sent later and of the response. Later
+// notifications go to a standalone GET connected before it, unless the
+// resume continues the stream; else to the stream.
+func (s *session) resumed(ctx context.Context, p *post, continued bool) {
+	var wait <-chan time.Time
+	for waited := false; ; {
+		kick := s.kicker()
+		s.confirm()
+		s.dmu.Lock()
+		if waited || s.resumeWait <= 0 || !s.sentOf(p) {
+			break
+		}
+		s.dmu.Unlock()
+		if wait == nil {
+			t := time.NewTimer(s.resumeWait)
+			defer t.Stop()
+			wait = t.C
+		}
+		select {
+		case <-kick:
+		case <-wait:
+			waited = true
+		case <-ctx.Done():
+			waited = true
+		case <-s.ctx.Done():
+			waited = true
+		}
 	}
-	p.route = routeOwn
+	defer s.dmu.Unlock()
+	p.resuming = false
 	for c := range s.holding {
 		if c.post == p {
 			for _, n := range c.held {
@@ -261,7 +364,99 @@ func (s *session) carry(p *post, cancel context.CancelFunc) (*carrier, error) {
 			s.release(c)
 		}
 	}
-	return car, nil
+	if !continued && p.route != routeOwn && s.listening() {
+		p.route = routeGET
+	} else {
+		p.route = routeOwn
+	}
+}
+
+// sentOf reports whether a call of p has notifications sent to the
+// standalone stream and not known delivered. s.dmu is held.
+func (s *session) sentOf(p *post) bool {
+	if s.nsent == 0 {
+		return false
+	}
+	for c := range s.holding {
+		if c.post == p && slices.ContainsFunc(c.held, func(n note) bool { return n.ix >= 0 }) {
+			return true
+		}
+	}
+	return false
+}
+
+// confirm settles the notifications sent to the standalone stream that a
+// GET has written and flushed (see markDelivered): the kernel took them
+// while the connection was alive, and they count as delivered, as the
+// server cannot tell them from those the client read (see above).
+func (s *session) confirm() {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	if s.nsent == 0 {
+		return
+	}
+	d := s.resumeIndex()
+	s.settleSent(func(ix int) bool { return ix <= d })
+}
+
+// acked records a standalone GET resuming from a Last-Event-ID: of the
+// notifications sent to the standalone stream, the client read those up to
+// it, and this GET replays the rest. All are settled.
+func (s *session) acked() {
+	s.dmu.Lock()
+	if s.nsent > 0 {
+		s.settleSent(func(int) bool { return true })
+	}
+	s.dmu.Unlock()
+	s.kickAll()
+}
+
+// settleSent forgets the notifications sent to the standalone stream that
+// delivered says are, and lets a response go once none of its call's are
+// left. s.dmu is held.
+func (s *session) settleSent(delivered func(ix int) bool) {
+	for c := range s.holding {
+		kept := c.held[:0]
+		for _, n := range c.held {
+			if n.ix >= 0 && delivered(n.ix) {
+				s.nheld--
+				s.nsent--
+				continue
+			}
+			kept = append(kept, n)
+		}
+		clear(c.held[len(kept):])
+		c.held = kept
+		if len(kept) == 0 {
+			s.release(c)
+		}
+	}
+}
+
+// kicker returns a channel closed at the next kickAll.
+func (s *session) kicker() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kick == nil {
+		s.kick = make(chan struct{})
+	}
+	return s.kick
+}
+
+// kickAll wakes what waits for news of the standalone stream: an event
+// flushed there, or a GET resuming it.
+func (s *session) kickAll() {
+	s.mu.Lock()
+	s.kickLocked()
+	s.mu.Unlock()
+}
+
+// kickLocked is kickAll with s.mu held.
+func (s *session) kickLocked() {
+	if s.kick != nil {
+		close(s.kick)
+		s.kick = nil
+	}
 }
 
 // uncarry records that car has returned.
@@ -272,15 +467,21 @@ func (s *session) uncarry(p *post, car *carrier) {
 		p.carrier = nil
 		if p.calls > 0 && p.route == routeOwn {
 			p.route = routeHeld // cut: see deliver and carry
+			p.cutAt = time.Now()
 		}
 	}
 	close(car.done)
 	s.forgetPOST(p)
 }
 
-// release forgets c's held notifications (sent or dropped) and lets its
-// response go. s.dmu is held.
+// release forgets c's notifications not known delivered (sent, dropped or
+// settled) and lets its response go. s.dmu is held.
 func (s *session) release(c *call) {
+	for _, n := range c.held {
+		if n.ix >= 0 {
+			s.nsent--
+		}
+	}
 	s.nheld -= len(c.held)
 	c.held = nil
 	delete(s.holding, c)
@@ -290,21 +491,42 @@ func (s *session) release(c *call) {
 	}
 }
 
-// settle holds a call's response until its held notifications have gone to
-// a stream. If the call is cancelled or the session ends first, they are
-// dropped: nobody can receive them.
+// settle holds a call's response until its notifications are known
+// delivered or have gone onto its stream, so that none follows the response.
+// A call whose notifications went to a standalone GET that is still alive
+// settles at once. If the call is cancelled or the session ends first, they
+// are dropped: nobody can receive them.
 func (s *session) settle(ctx context.Context, c *call) {
-	s.dmu.Lock()
-	taken := c.taken
-	s.dmu.Unlock()
-	if taken == nil {
-		return
+	for {
+		s.dmu.Lock()
+		held := c.taken != nil
+		s.dmu.Unlock()
+		if !held {
+			return
+		}
+		kick := s.kicker()
+		s.confirm()
+		s.dmu.Lock()
+		taken := c.taken
+		s.dmu.Unlock()
+		if taken == nil {
+			return
+		}
+		select {
+		case <-taken:
+		case <-kick:
+		case <-ctx.Done():
+			s.drop(c)
+			return
+		case <-s.ctx.Done():
+			s.drop(c)
+			return
+		}
 	}
-	select {
-	case <-taken:
-	case <-ctx.Done():
-	case <-s.ctx.Done():
-	}
+}
+
+// drop forgets c's notifications not known delivered.
+func (s *session) drop(c *call) {
 	s.dmu.Lock()
 	s.release(c)
 	s.dmu.Unlock()

@@ -275,6 +275,9 @@ func (s *Server) startStandalone(w *deadlineWriter, r *http.Request, sess *sessi
 	if !ok {
 		return nil, done
 	}
+	if !fresh {
+		sess.acked()
+	}
 	r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", p.Index))
 	if s.cfg.SSEKeepAlive <= 0 {
 		return sw, done

@@ -28,7 +28,7 @@ func (s *Server) resumePOST(w http.ResponseWriter, r *http.Request, sess *sessio
 	defer owner.release()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	car, err := sess.carry(p, cancel)
+	car, continued, err := sess.carry(p, cancel)
 	if err != nil {
 		writeRPCError(w, http.StatusConflict, CodeInvalidRequest, "Conflict: "+err.Error(), nil)
 		return
@@ -38,7 +38,9 @@ func (s *Server) resumePOST(w http.ResponseWriter, r *http.Request, sess *sessio
 	if r.Header.Get(headerProtocolVersion) >= primingVersion {
 		primingID = r.Header.Get(headerLastEventID)
 	}
-	owner.handler.ServeHTTP(openSSE(w, primingID), r.WithContext(ctx))
+	w = openSSE(w, primingID)
+	sess.resumed(ctx, p, continued)
+	owner.handler.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // openSSE sends a stream's headers at once, with a priming event whose id

@@ -41,6 +41,7 @@ type session struct {
 	// client; a fresh GET resumes after it, so messages stored while no GET
 	// was connected (redirected orphans) are delivered once it is back.
 	delivered int
+	kick      chan struct{}            // closed at the next kickAll (delivery.go)
 	gens      map[*generation]struct{} // every generation not yet closed
 
 	// Delivery state (delivery.go), under dmu. Lock order: dmu, then mu.
@@ -49,10 +50,17 @@ type session struct {
 	posts   map[string]*post   // by token; nil when empty
 	streams map[string]*post   // by go-sdk stream id; nil when empty
 	holding map[*call]struct{} // calls with held notifications
-	nheld   int                // held notifications, all calls
+	nheld   int                // notifications of calls' held lists, all calls
+	nsent   int                // of those, the ones sent to the standalone stream
 	clock   clock.Clock
 	maxAge  time.Duration // of held notifications, as of stored events
 	park    bool          // Config.ParkCutNotes
+	// resumeWait is how long a resume waits for a GET to settle
+	// notifications sent to a standalone GET that died (Config.ResumeGETWait).
+	resumeWait time.Duration
+	// redirectDelay is how long after a POST stream's cut its call's
+	// notifications wait before they go to a GET (Config.RedirectDelay).
+	redirectDelay time.Duration
 }
 
 // newSession makes a table entry for id; the caller adds it to the table.
@@ -60,6 +68,8 @@ func (srv *Server) newSession(id, principal string) *session {
 	s := newSession(id, principal, srv.cfg.Clock, srv.cfg.EventMaxAge)
 	s.st, s.shared, s.lease = srv.store, srv.shared, leaseTTL(srv.cfg.ReaperInterval)
 	s.park = srv.cfg.ParkCutNotes
+	s.resumeWait = srv.cfg.ResumeGETWait
+	s.redirectDelay = srv.cfg.RedirectDelay
 	return s
 }
 
@@ -248,6 +258,7 @@ func (s *session) markDelivered(index int) {
 	if index > s.delivered {
 		s.delivered = index
 	}
+	s.kickLocked()
 	s.mu.Unlock()
 }
 
