@@ -88,9 +88,7 @@ const defaultSuggestion = "reports/profile.suggested.yaml"
 // explicitDir checks that the directory of a file flag the user set
 // exists, so a typo does not cost a whole run.
 func explicitDir(fs *flag.FlagSet, name, path string) error {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	if !set || path == "" {
+	if !flagSet(fs, name) || path == "" {
 		return nil
 	}
 	if dir := filepath.Dir(path); dir != "." {
@@ -99,4 +97,11 @@ func explicitDir(fs *flag.FlagSet, name, path string) error {
 		}
 	}
 	return nil
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -41,6 +41,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Int64Var(&cfg.EventMaxBytes, "event-max-bytes", server.DefaultEventMaxBytes, "bound on the replay store's memory: event data plus a fixed overhead per event, stream and session; the oldest go first")
 	fs.DurationVar(&cfg.SSEKeepAlive, "sse-keepalive", server.DefaultSSEKeepAlive, "interval of keep-alive comments on quiet SSE streams; 0 turns them off")
 	fs.DurationVar(&cfg.SSERetry, "sse-retry", server.DefaultSSERetry, "retry value sent before the server closes a stream on purpose")
+	fs.DurationVar(&cfg.RedirectDelay, "redirect-delay", server.DefaultRedirectDelay, "how long a call's notifications wait, after its POST stream is found cut, before they go to the standalone GET (a resume meanwhile gets them); 0 for none")
+	fs.DurationVar(&cfg.ResumeGETWait, "resume-get-wait", 0, "how long a resume of a POST stream waits for a GET with Last-Event-ID to settle notifications sent to a GET that died before it replays them (default --sse-retry + 1s; 0 for no wait)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest POST body accepted")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", server.DefaultMaxSessions, "most sessions held at once; more get 503")
 	fs.IntVar(&cfg.MaxSessionsPerPrincipal, "max-sessions-per-principal", server.DefaultMaxSessionsPerPrincipal, "most sessions one bearer principal holds at once; more get 429")
@@ -74,6 +76,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := noArgs(fs); err != nil {
 		return err
+	}
+	// Config reads zero as the default and a negative value as none; on
+	// the command line 0 means none.
+	for name, d := range map[string]*time.Duration{"redirect-delay": &cfg.RedirectDelay, "resume-get-wait": &cfg.ResumeGETWait} {
+		if *d < 0 {
+			return usageError{fmt.Errorf("--%s must not be negative, got %v", name, *d)}
+		}
+		if *d == 0 && flagSet(fs, name) {
+			*d = -1
+		}
 	}
 	if !strings.HasPrefix(*path, "/") {
 		return usageError{fmt.Errorf("--path must start with /, got %q", *path)}

@@ -328,7 +328,7 @@ func (s *session) carry(p *post, cancel context.CancelFunc) (car *carrier, conti
 // held one, goes onto the stream in order, where the go-sdk's replay finds
 // them ahead of anything sent later and of the response. Later
 // notifications go to a standalone GET connected before it, unless the
-// resume continues the stream; else to the stream.
+// resume continues the stream or took notifications; else to the stream.
 func (s *session) resumed(ctx context.Context, p *post, continued bool) {
 	var wait <-chan time.Time
 	for waited := false; ; {
@@ -356,15 +356,17 @@ func (s *session) resumed(ctx context.Context, p *post, continued bool) {
 	}
 	defer s.dmu.Unlock()
 	p.resuming = false
+	took := false
 	for c := range s.holding {
 		if c.post == p {
 			for _, n := range c.held {
 				n.sendOwn()
 			}
+			took = took || len(c.held) > 0
 			s.release(c)
 		}
 	}
-	if !continued && p.route != routeOwn && s.listening() {
+	if !took && !continued && p.route != routeOwn && s.listening() {
 		p.route = routeGET
 	} else {
 		p.route = routeOwn
