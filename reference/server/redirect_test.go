@@ -133,7 +133,7 @@ func TestDeadGETResumedFirst(t *testing.T) {
 	getID, seen := e.deadGET()
 	c := e.client()
 	resumed, _ := e.openPrimed(c, e.sid, seen[1].ID) // primed while it waits
-	e.step()                                          // step 3: held for the resume
+	e.step()                                         // step 3: held for the resume
 	eventually(t, "step 4's timer", e.clock.HasWaiters)
 	get := e.openGET(c, e.sid, getID)
 	e.step()
