@@ -37,6 +37,31 @@ import (
 // and resuming that stream replays it. A resume also ends the request that
 // still holds the stream (the client has given up on it), so it is never
 // refused because the server has not noticed the cut yet.
+//
+// A refresh resets the standalone GET too, a moment after the POST (or
+// before it, unnoticed). Two refinements keep what goes to the GET from
+// being lost to a client that resumes only the POST stream:
+//
+//   - For RedirectDelay after the server finds the POST stream cut, the
+//     request's notifications are held rather than written to a connected
+//     GET: by then a GET reset with the POST is found dead too, and a
+//     resume within it takes them.
+//   - A notification written to the standalone GET is delivered once a GET
+//     flushed it: the kernel took it while the connection was alive. One
+//     whose write failed, or that no GET wrote, stays the request's (its
+//     response waits) until a GET flushes it (a GET with Last-Event-ID
+//     replays it, a fresh one's backlog has it) or the request's stream is
+//     resumed. The resume, primed at once, waits at most ResumeGETWait for
+//     such a GET, then replays what is left ahead of everything else.
+//
+// Duplicates remain possible in one case: a notification replayed on the
+// resumed stream after that wait, whose GET then comes back with a
+// Last-Event-ID before it, also comes on that GET. Losses remain possible
+// in one case: a notification flushed to a GET that the client reset,
+// unread, longer than RedirectDelay after the POST, and never reconnected
+// with its Last-Event-ID. The server cannot tell it from one the client
+// read (only a Last-Event-ID acknowledges a stream), and counts it as
+// delivered rather than send it twice.
 
 type postKey struct{}
 type callKey struct{}
