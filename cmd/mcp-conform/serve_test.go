@@ -33,6 +33,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--log-level", "loud"}, "--log-level"},
 		{[]string{"serve", "extra"}, "unexpected arguments: extra"},
 		{[]string{"serve", "--sse-retry", "0s"}, "--sse-retry must be positive"},
+		{[]string{"serve", "--redirect-delay", "-1s"}, "--redirect-delay must not be negative"},
+		{[]string{"serve", "--resume-get-wait", "-1ms"}, "--resume-get-wait must not be negative"},
 		{[]string{"serve", "--max-sessions", "-1"}, "--max-sessions must be positive"},
 		{[]string{"serve", "--max-jobs-per-client", "0"}, "--max-jobs-per-client must be positive"},
 		{[]string{"serve", "--anonymous-session-rate", "NaN"}, "--anonymous-session-rate must be positive"},

@@ -43,9 +43,9 @@ import (
 // being lost to a client that resumes only the POST stream:
 //
 //   - For RedirectDelay after the server finds the POST stream cut, the
-//     request's notifications are held rather than written to a connected
-//     GET: by then a GET reset with the POST is found dead too, and a
-//     resume within it takes them.
+//     request's notifications are held rather than written to a GET
+//     connected before the cut: by then a GET reset with the POST is found
+//     dead too, and a resume within it takes them.
 //   - A notification written to the standalone GET is delivered once a GET
 //     flushed it: the kernel took it while the connection was alive. One
 //     whose write failed, or that no GET wrote, stays the request's (its
@@ -183,9 +183,10 @@ func (s *session) deliver(c *call, n note) error {
 	case p.carrier != nil:
 		p.route = routeOwn
 		return n.sendOwn()
-	case attached && !s.shared && time.Since(p.cutAt) < s.redirectDelay:
+	case attached && !s.shared && time.Since(p.cutAt) < s.redirectDelay && s.getAttachedBefore(p.cutAt):
 		// A refresh cuts the GET too, a moment later: hold on, so that
-		// what the client may never read is not written to it.
+		// what the client may never read is not written to it. A GET
+		// opened since the cut is not part of it.
 		p.route = routeHeld
 		s.armRedirect(p)
 	case attached:

@@ -90,6 +90,7 @@ type getStream struct {
 	cancel context.CancelFunc
 	w      *streamWriter
 	done   chan struct{}
+	at     time.Time // when it was attached
 }
 
 // close ends the stream on purpose: a retry hint first, so the client knows
@@ -223,11 +224,19 @@ func (s *session) getAttached() bool {
 	return s.get != nil
 }
 
+// getAttachedBefore reports whether the standalone GET attached now was
+// attached before t.
+func (s *session) getAttachedBefore(t time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.get != nil && s.get.at.Before(t)
+}
+
 // attachGET registers a new standalone GET and returns the one it replaces.
 func (s *session) attachGET(cancel context.CancelFunc, w *streamWriter) (cur, old *getStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur = &getStream{cancel: cancel, w: w, done: make(chan struct{})}
+	cur = &getStream{cancel: cancel, w: w, done: make(chan struct{}), at: time.Now()}
 	old, s.get = s.get, cur
 	return cur, old
 }
