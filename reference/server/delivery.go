@@ -270,25 +270,16 @@ func (s *session) flushToStandalone(fresh bool) {
 		if c.post.resuming {
 			continue // the resume takes them
 		}
-		s.handOver(c, fresh)
-	}
-}
-
-// handOver sends c's held notifications to the standalone stream, skipping
-// those older than the max age if fresh. s.dmu is held.
-func (s *session) handOver(c *call, fresh bool) {
-	held := c.held
-	s.release(c)
-	for _, n := range held {
-		switch {
-		case n.ix >= 0:
-			s.hold(c, n) // sent already: a GET's backlog has it, or not
-		case fresh && s.clock.Since(n.at) > s.maxAge:
-		default:
-			s.redirect(c, n)
+		// This GET's backlog has them all, those sent before included:
+		// none is delivered yet, and it resumes after the last that was.
+		for _, n := range c.held {
+			if n.ix < 0 && !(fresh && s.clock.Since(n.at) > s.maxAge) {
+				s.toStandalone(n)
+			}
 		}
+		s.release(c)
+		c.post.route = routeGET
 	}
-	c.post.route = routeGET
 }
 
 // armRedirect sends p's held notifications to the standalone GET once
@@ -308,9 +299,18 @@ func (s *session) armRedirect(p *post) {
 		}
 		for c := range s.holding {
 			if c.post == p {
-				s.handOver(c, false)
+				held := c.held
+				s.release(c)
+				for _, n := range held {
+					if n.ix >= 0 {
+						s.hold(c, n)
+					} else {
+						s.redirect(c, n)
+					}
+				}
 			}
 		}
+		p.route = routeGET
 	})
 }
 

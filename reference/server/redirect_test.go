@@ -127,7 +127,8 @@ func TestDeadGETReconnectedFirst(t *testing.T) {
 // TestDeadGETResumedFirst: the POST stream is resumed first; the resume is
 // primed at once and waits for the GET, which reconnects with its
 // Last-Event-ID and replays what the dead one was sent. The resume then
-// sends what was held meanwhile, the rest and the result; nothing twice.
+// sends what was held meanwhile (and what the server held once it noticed
+// the dead GET), the rest and the result; nothing twice.
 func TestDeadGETResumedFirst(t *testing.T) {
 	e := newSplitEnv(t, server.Config{RedirectDelay: -1, ResumeGETWait: 10 * time.Second})
 	getID, seen := e.deadGET()
@@ -140,9 +141,6 @@ func TestDeadGETResumedFirst(t *testing.T) {
 	onResumed := messages(t, resumed)
 	e.do(c, http.MethodDelete, e.sid, nil)
 	onGET := messages(t, get)
-	if got := describe(t, onGET); got != "progress II, log step 2 of 4" {
-		t.Fatalf("new GET: %q, want step 2 only", got)
-	}
 	exactlyOnce(t, append(append(seen, onGET...), onResumed...), "GET: "+describe(t, onGET)+"; resumed: "+describe(t, onResumed))
 }
 
