@@ -75,6 +75,20 @@ func (e *splitEnv) deadGET() (getID string, seen []sse.Event) {
 	return getID, seen
 }
 
+// resumeToEnd resumes the call's stream after last, runs steps 3 and 4, and
+// returns what the resumed stream carried and, once the session is
+// deleted, what get did.
+func (e *splitEnv) resumeToEnd(last string, get *wire.Stream) (onResumed, onGET []sse.Event) {
+	e.t.Helper()
+	c := e.client()
+	resumed := e.openStream(c, e.sid, last)
+	e.step()
+	e.step()
+	onResumed = messages(e.t, resumed)
+	e.do(c, http.MethodDelete, e.sid, nil)
+	return onResumed, messages(e.t, get)
+}
+
 // exactlyOnce checks that the events, in the order the client read them,
 // are the 4 steps and the result, each once.
 func exactlyOnce(t *testing.T, evs []sse.Event, detail string) {
@@ -153,13 +167,8 @@ func TestLiveGETKeepsRedirected(t *testing.T) {
 	e.cut(e.post, 1)
 	e.step()
 	onGET := next(t, get, 2) // step 2, once the delay has passed
-	c := e.client()
-	resumed := e.openStream(c, e.sid, seen[1].ID)
-	e.step()
-	e.step()
-	onResumed := messages(t, resumed)
-	e.do(c, http.MethodDelete, e.sid, nil)
-	onGET = append(onGET, messages(t, get)...)
+	onResumed, rest := e.resumeToEnd(seen[1].ID, get)
+	onGET = append(onGET, rest...)
 	if got, want := describe(t, onGET)+" | "+describe(t, onResumed),
 		"progress II, log step 2 of 4, progress III, log step 3 of 4, progress IIII, log step 4 of 4 | result completed 4 steps"; got != want {
 		t.Fatalf("GET | resumed: %q, want %q", got, want)
@@ -175,13 +184,7 @@ func TestResumeWithinRedirectDelay(t *testing.T) {
 	e.cut(e.post, 1)
 	e.step() // step 2: held, the GET is not used yet
 	eventually(t, "step 3's timer", e.clock.HasWaiters)
-	c := e.client()
-	resumed := e.openStream(c, e.sid, seen[1].ID)
-	e.step()
-	e.step()
-	onResumed := messages(t, resumed)
-	e.do(c, http.MethodDelete, e.sid, nil)
-	onGET := messages(t, get)
+	onResumed, onGET := e.resumeToEnd(seen[1].ID, get)
 	if len(onGET) > 0 {
 		t.Fatalf("the GET got %s", describe(t, onGET))
 	}
