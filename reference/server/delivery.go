@@ -169,8 +169,9 @@ func routeNotes(next mcp.MethodHandler) mcp.MethodHandler {
 
 // deliver sends n where its POST's route says, on the stream that took its
 // earlier notifications while that is connected; else on its own stream
-// while a request carries it; else on a connected standalone GET; else it
-// holds it (also while a resume takes the stream over).
+// while a request carries it; else on a connected standalone GET (after
+// the redirect delay, for one connected before the cut); else it holds it
+// (also while a resume takes the stream over).
 func (s *session) deliver(c *call, n note) error {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
