@@ -54,14 +54,13 @@ import (
 //     resumed. The resume, primed at once, waits at most ResumeGETWait for
 //     such a GET, then replays what is left ahead of everything else.
 //
-// Duplicates remain possible in one case: a notification replayed on the
-// resumed stream after that wait, whose GET then comes back with a
-// Last-Event-ID before it, also comes on that GET. Losses remain possible
-// in one case: a notification flushed to a GET that the client reset,
-// unread, longer than RedirectDelay after the POST, and never reconnected
-// with its Last-Event-ID. The server cannot tell it from one the client
-// read (only a Last-Event-ID acknowledges a stream), and counts it as
-// delivered rather than send it twice.
+// A GET that comes back later with a Last-Event-ID before such a
+// notification, or a fresh one, leaves it out of its replay (see moved).
+// Losses remain possible in one case: a notification flushed to a GET that
+// the client reset, unread, longer than RedirectDelay after the POST, and
+// never reconnected with its Last-Event-ID. The server cannot tell it from
+// one the client read (only a Last-Event-ID acknowledges a stream), and
+// counts it as delivered rather than risk sending it twice.
 
 type postKey struct{}
 type callKey struct{}
@@ -388,6 +387,9 @@ func (s *session) resumed(ctx context.Context, p *post, continued bool) {
 		if c.post == p {
 			for _, n := range c.held {
 				n.sendOwn()
+				if n.ix >= 0 {
+					s.moved(n.ix)
+				}
 			}
 			took = took || len(c.held) > 0
 			s.release(c)
@@ -398,6 +400,33 @@ func (s *session) resumed(ctx context.Context, p *post, continued bool) {
 	} else {
 		p.route = routeOwn
 	}
+}
+
+// moved records that standalone event ix went onto a resumed POST stream
+// too: a GET replaying the standalone stream leaves it out. The record is
+// bounded; past it, such a GET would send it again. s.dmu is held.
+func (s *session) moved(ix int) {
+	if s.replayed == nil || len(s.replayed) >= maxHeldNotes {
+		s.replayed = map[int]struct{}{}
+	}
+	s.replayed[ix] = struct{}{}
+}
+
+// unreplayed is backlog without the events that went onto a resumed POST
+// stream (see moved).
+func (s *session) unreplayed(backlog []eventstore.Event) []eventstore.Event {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	if len(s.replayed) == 0 {
+		return backlog
+	}
+	out := make([]eventstore.Event, 0, len(backlog))
+	for _, ev := range backlog {
+		if _, ok := s.replayed[ev.Index]; !ok {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // sentOf reports whether a call of p has notifications sent to the

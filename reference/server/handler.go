@@ -271,12 +271,14 @@ func (s *Server) startStandalone(w *deadlineWriter, r *http.Request, sess *sessi
 		// history; what was evicted meanwhile is skipped, not refused.
 		index = sess.resumeIndex()
 	}
+	if !fresh {
+		// Before the backlog is read: a resume waiting for this GET must
+		// not replay what the backlog has.
+		sess.acked()
+	}
 	p, ok := s.prime(w, r, sess, sw, last, index, fresh)
 	if !ok {
 		return nil, done
-	}
-	if !fresh {
-		sess.acked()
 	}
 	r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", p.Index))
 	if s.cfg.SSEKeepAlive <= 0 {
@@ -304,7 +306,7 @@ func (s *Server) prime(w http.ResponseWriter, r *http.Request, sess *session, sw
 	if r.Header.Get(headerProtocolVersion) >= primingVersion {
 		primingID = fmt.Sprintf("_%d", p.Index)
 	}
-	sw.open(primingID, p.Backlog)
+	sw.open(primingID, sess.unreplayed(p.Backlog))
 	return p, true
 }
 

@@ -190,3 +190,26 @@ func TestResumeWithinRedirectDelay(t *testing.T) {
 	}
 	exactlyOnce(t, append(seen, onResumed...), "resumed: "+describe(t, onResumed))
 }
+
+// TestDeadGETReconnectedAfterWait: the resume waited in vain and replayed
+// what the dead GET was sent; a GET that then reconnects with the
+// Last-Event-ID it read leaves those out of its replay.
+func TestDeadGETReconnectedAfterWait(t *testing.T) {
+	e := newSplitEnv(t, server.Config{RedirectDelay: -1, ResumeGETWait: 50 * time.Millisecond})
+	getID, seen := e.deadGET()
+	c := e.client()
+	resumed, _ := e.openPrimed(c, e.sid, seen[1].ID)
+	e.step()
+	early := next(t, resumed, 4)
+	if got := describe(t, early); got != "progress II, log step 2 of 4, progress III, log step 3 of 4" {
+		t.Fatalf("resumed: %q, want steps 2 and 3", got)
+	}
+	get := e.openGET(c, e.sid, getID)
+	e.step()
+	onResumed := append(early, messages(t, resumed)...)
+	e.do(c, http.MethodDelete, e.sid, nil)
+	if onGET := messages(t, get); len(onGET) > 0 {
+		t.Fatalf("the GET replayed %s", describe(t, onGET))
+	}
+	exactlyOnce(t, append(seen, onResumed...), "resumed: "+describe(t, onResumed))
+}

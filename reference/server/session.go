@@ -52,9 +52,12 @@ type session struct {
 	holding map[*call]struct{} // calls with held notifications
 	nheld   int                // notifications of calls' held lists, all calls
 	nsent   int                // of those, the ones sent to the standalone stream
-	clock   clock.Clock
-	maxAge  time.Duration // of held notifications, as of stored events
-	park    bool          // Config.ParkCutNotes
+	// replayed are standalone events that went onto a resumed POST stream
+	// too (moved)
+	replayed map[int]struct{}
+	clock    clock.Clock
+	maxAge   time.Duration // of held notifications, as of stored events
+	park     bool          // Config.ParkCutNotes
 	// resumeWait is how long a resume waits for a GET to settle
 	// notifications sent to a standalone GET that died (Config.ResumeGETWait).
 	resumeWait time.Duration
