@@ -54,6 +54,9 @@ import (
 //     resumed. The resume, primed at once, waits at most ResumeGETWait for
 //     such a GET, then replays what is left ahead of everything else.
 //
+// Both delays measure the network (how soon a reset shows), so they run on
+// real time, like the write deadlines, not on the session clock.
+//
 // A GET that comes back later with a Last-Event-ID before such a
 // notification, or a fresh one, leaves it out of its replay (see moved).
 // Losses remain possible in one case: a notification flushed to a GET that
