@@ -193,6 +193,9 @@ func (s *session) deliver(c *call, n note) error {
 		p.route = routeHeld
 		s.armRedirect(p)
 	case attached:
+		// Those held for the redirect delay go first: its timer may not
+		// have run yet.
+		s.redirectHeld(p)
 		p.route = routeGET
 		return s.redirect(c, n)
 	case s.nheld >= maxHeldNotes:
@@ -300,21 +303,29 @@ func (s *session) armRedirect(p *post) {
 		if p.resuming || p.carrier != nil || p.route != routeHeld || !s.listening() {
 			return
 		}
-		for c := range s.holding {
-			if c.post == p {
-				held := c.held
-				s.release(c)
-				for _, n := range held {
-					if n.ix >= 0 {
-						s.hold(c, n)
-					} else {
-						s.redirect(c, n)
-					}
-				}
-			}
-		}
+		s.redirectHeld(p)
 		p.route = routeGET
 	})
+}
+
+// redirectHeld sends the notifications of p's calls that no stream has
+// taken yet to the standalone GET, in order, keeping those a GET has not
+// flushed (see redirect). s.dmu is held.
+func (s *session) redirectHeld(p *post) {
+	for c := range s.holding {
+		if c.post != p {
+			continue
+		}
+		held := c.held
+		s.release(c)
+		for _, n := range held {
+			if n.ix >= 0 {
+				s.hold(c, n)
+			} else {
+				s.redirect(c, n)
+			}
+		}
+	}
 }
 
 // carry makes a GET resuming p's stream its carrier. The request that holds

@@ -49,10 +49,16 @@ func graceChecks() []def {
 			// Two sessions, each kept up by one kind of request only, so a server
 			// that counts only POSTs (or only GETs) as activity is caught.
 			byPOST, byGET := e.connect(ctx, e.C), e.connect(ctx, e.C)
-			every := e.Config.Timings.IdleThreshold.D() / 2
+			// On a fixed schedule, not a pause after each round: a slow round
+			// must not stretch the silence past what the check declares.
+			every := e.Config.Timings.IdleThreshold.D() / 3
 			e.Logf("for %v: tools/list on one session and a short GET on the other, every %v", expiry(e.Config), every)
-			for end := time.Now().Add(expiry(e.Config)); time.Now().Before(end); {
-				e.Pause(every)
+			next := time.Now()
+			for end := next.Add(expiry(e.Config)); time.Now().Before(end); {
+				next = next.Add(every)
+				if wait := time.Until(next); wait > 0 {
+					e.Pause(wait)
+				}
 				e.expectWorks(ctx, e.C, byPOST)
 				e.openGET(ctx, e.C, byGET, "").Close()
 			}
