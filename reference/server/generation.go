@@ -42,12 +42,15 @@ type generation struct {
 	log     *slog.Logger
 	onClose func() // after the go-sdk session has closed
 
-	mu      sync.Mutex
-	ss      *mcp.ServerSession // once its initialize succeeded, until closed
-	serving int                // HTTP requests it is serving
-	open    int                // calls on its POST streams not yet answered
-	retired bool               // replaced: close once idle
-	closed  bool
+	mu sync.Mutex
+	ss *mcp.ServerSession // once its initialize succeeded, until closed
+	// initialized: its initialize succeeded (it stays so once closed,
+	// which a re-initialize may do before the initialize's request returns)
+	initialized bool
+	serving     int  // HTTP requests it is serving
+	open        int  // calls on its POST streams not yet answered
+	retired     bool // replaced: close once idle
+	closed      bool
 }
 
 // newSDKServer builds the go-sdk Server that every session's generations
@@ -189,6 +192,14 @@ func (h *idHandoff) withdraw(t uint64) {
 	}
 }
 
+// initializeSucceeded reports whether the generation's initialize
+// succeeded, whether or not it has been closed since.
+func (g *generation) initializeSucceeded() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.initialized
+}
+
 // serverSession returns the generation's go-sdk session, nil before a
 // successful initialize or after close.
 func (g *generation) serverSession() *mcp.ServerSession {
@@ -289,6 +300,7 @@ func bindSession(next mcp.MethodHandler) mcp.MethodHandler {
 			if g.ss == nil {
 				g.ss = ss
 			}
+			g.initialized = true
 			g.mu.Unlock()
 		}
 		return res, err

@@ -483,7 +483,10 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 	defer release()
 	dw.errs.id = rpcID
 	gen.handler.ServeHTTP(dw, r)
-	if gen.serverSession() == nil {
+	// Not serverSession: the client has the InitializeResult before
+	// ServeHTTP returns, and a re-initialize of the session may have
+	// replaced and closed gen meanwhile.
+	if !gen.initializeSucceeded() {
 		s.remove(sess, "dropped: initialize failed", nil)
 		return
 	}
