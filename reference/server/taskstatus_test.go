@@ -55,7 +55,7 @@ func expectTaskStatus(t *testing.T, st *wire.Stream, id, status string) {
 // task's); a cancel is notified; with no GET the task still completes and
 // a later GET is not sent the missed notification.
 func TestTaskStatusNotification(t *testing.T) {
-	e, alice, mallory := twoPrincipals(t)
+	e, alice, mallory := twoPrincipalsWith(t, noKeepAlive) // keep-alive timers would be step waiters too
 	asid, a2sid, msid := e.connect(alice), e.connect(alice), e.connect(mallory)
 	aGET, a2GET, mGET := e.openGET(alice, asid, ""), e.openGET(alice, a2sid, ""), e.openGET(mallory, msid, "")
 
