@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 // the reference, Redis, Chromium), so more of them fit beside each other
 // than GOMAXPROCS, go test's default; the fixture runs themselves are
 // bounded by fixturePool.
-const besideEachOther = 3
+const besideEachOther = 4
 
 // parallelBeside raises -test.parallel to besideEachOther unless it was
 // given.
