@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -179,11 +178,7 @@ func TestReplicaKilled(t *testing.T) {
 	if n, err := a.ToolText(ctx, sid, "counter_increment", map[string]any{}); err != nil || n != "1" {
 		t.Fatalf("counter on A: %q %v", n, err)
 	}
-	req, err := a.NewHTTPRequest(ctx, http.MethodPost, sid, a.Request("tools/call", wire.ToolParams("long_operation", map[string]any{"steps": 100, "interval_ms": 100}, "tok")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	post, err := a.Open(req)
+	post, err := a.OpenPOST(ctx, sid, a.Request("tools/call", wire.ToolParams("long_operation", map[string]any{"steps": 100, "interval_ms": 100}, "tok")))
 	if err != nil {
 		t.Fatal(err)
 	}

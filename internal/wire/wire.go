@@ -383,6 +383,16 @@ func (c *Client) Open(req *http.Request) (*Stream, error) {
 	return &Stream{Resp: resp, r: sse.NewReader(resp.Body)}, nil
 }
 
+// OpenPOST posts body on session sessionID and returns the answer's SSE
+// stream (a call's notifications, then its response).
+func (c *Client) OpenPOST(ctx context.Context, sessionID string, body any) (*Stream, error) {
+	req, err := c.NewHTTPRequest(ctx, http.MethodPost, sessionID, body)
+	if err != nil {
+		return nil, err
+	}
+	return c.Open(req)
+}
+
 // OpenGET opens the standalone GET stream, or resumes a stream when
 // lastEventID is non-empty.
 func (c *Client) OpenGET(ctx context.Context, sessionID, lastEventID string) (*Stream, error) {

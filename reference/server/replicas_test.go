@@ -107,11 +107,7 @@ func TestReplicasShareSession(t *testing.T) {
 // startLong starts long_operation on c and reads its priming event.
 func startLong(t *testing.T, ctx context.Context, c *wire.Client, sid string, steps, intervalMS int) *wire.Stream {
 	t.Helper()
-	req, err := c.NewHTTPRequest(ctx, http.MethodPost, sid, c.Request("tools/call", wire.ToolParams("long_operation", map[string]any{"steps": steps, "interval_ms": intervalMS}, "tok")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := c.Open(req)
+	st, err := c.OpenPOST(ctx, sid, c.Request("tools/call", wire.ToolParams("long_operation", map[string]any{"steps": steps, "interval_ms": intervalMS}, "tok")))
 	if err != nil {
 		t.Fatal(err)
 	}
