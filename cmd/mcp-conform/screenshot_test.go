@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -60,18 +62,40 @@ func TestHTMLScreenshots(t *testing.T) {
 	}
 }
 
-// screenshot has headless Chromium render url into a PNG file.
+// screenshot has headless Chromium render url into a PNG file. A browser
+// that crashes (dies from a signal) is started once more: Debian's
+// Chromium now and then segfaults at startup on a loaded machine, before it
+// has read the page, which says nothing about the page.
 func screenshot(t *testing.T, url, file string) {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		out, err := runChromium(t, url, file)
+		if err == nil {
+			return
+		}
+		var ee *exec.ExitError
+		if attempt < 2 && errors.As(err, &ee) && !ee.Exited() {
+			t.Logf("chromium crashed (%v), starting it again", err)
+			continue
+		}
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+}
+
+// runChromium runs one headless screenshot of url into file.
+func runChromium(t *testing.T, url, file string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
 		"--hide-scrollbars", "--user-data-dir="+t.TempDir(), "--window-size=1100,1000",
 		"--screenshot="+file, url)
 	cmd.WaitDelay = 5 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, out)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		// Killed for taking too long: not a crash to start again after.
+		return out, fmt.Errorf("no screenshot within a minute: %v", err)
 	}
+	return out, err
 }
 
 // checkPicture checks that file is a PNG of the window's size that shows
