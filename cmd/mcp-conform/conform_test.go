@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,7 +98,7 @@ func TestServerReference(t *testing.T) {
 // share fixturePool). A run mostly waits on the profile's timings, so more
 // runs than GOMAXPROCS fit; more than four, or more checks per run, load a
 // 2-core machine past the grace checks' margins now and then.
-const fixtureWorkers = 4
+const fixtureWorkers = 5
 
 // fixturePool holds a token per fixture run in progress.
 var fixturePool = make(chan struct{}, fixtureWorkers)
@@ -168,19 +169,33 @@ func runFixtures(t *testing.T, order []fixtures.Fixture, extra ...string) map[st
 
 // buildCLI builds mcp-conform without the race detector (honouring the
 // environment's GOFLAGS), for the fixture runs: they are many, and run as
-// separate processes.
+// separate processes. The package's tests share one build.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	cli.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		if cli.dir, cli.err = os.MkdirTemp("", "mcp-conform-cli-"); cli.err != nil {
+			return
+		}
+		cli.exe = filepath.Join(cli.dir, "mcp-conform")
+		if out, err := exec.Command(goTool, "build", "-o", cli.exe, ".").CombinedOutput(); err != nil {
+			cli.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if cli.err != nil {
+		t.Fatal(cli.err)
 	}
-	exe := filepath.Join(t.TempDir(), "mcp-conform")
-	cmd := exec.Command(goTool, "build", "-o", exe, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return exe
+	return cli.exe
+}
+
+// cli is the binary buildCLI built once; TestMain removes its directory.
+var cli struct {
+	once     sync.Once
+	dir, exe string
+	err      error
 }
 
 // suiteAgainst runs the server suites against fixture f started by exe.

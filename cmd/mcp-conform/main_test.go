@@ -22,7 +22,11 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	parallelBeside()
-	os.Exit(m.Run())
+	code := m.Run()
+	if cli.dir != "" {
+		os.RemoveAll(cli.dir)
+	}
+	os.Exit(code)
 }
 
 // besideEachOther is this package's default -parallel. Its parallel tests

@@ -87,11 +87,17 @@ func (k *call) response(msgs []wire.Message) (wire.Message, bool) {
 // notification came on which stream.
 func (e *env) expectDelivered(k *call, streams ...*collector) {
 	e.Helper()
+	e.expectDeliveredSaying(k, "", streams...)
+}
+
+// expectDeliveredSaying is expectDelivered with why to add to a failure.
+func (e *env) expectDeliveredSaying(k *call, why string, streams ...*collector) {
+	e.Helper()
 	notes := make([][]string, len(streams))
 	for i, c := range streams {
 		notes[i] = e.notes(c.Messages(), k)
 	}
-	byStream := "; " + e.byStream(k, streams...)
+	byStream := "; " + e.byStream(k, streams...) + why
 	seen := map[string]string{}
 	total := 0
 	for i, c := range streams {

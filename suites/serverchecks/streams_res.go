@@ -2,6 +2,7 @@ package serverchecks
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -38,25 +39,28 @@ func streamResilienceChecks() []def {
 			sid, k, first, get := e.orphan(ctx)
 			want := e.Config.Tools.Notifying.Notifications
 			e.WaitUntil(toolRun(e.Config)+quiet(e.Config), func() bool { return e.countNotes(k, first, k.post, get) >= want })
-			e.Pause(quiet(e.Config))
 			// A notification the server wrote to the POST connection before it
 			// noticed the cut went to a dead socket; the client gets it back
-			// by resuming that stream. Counted too, so only a notification
-			// that no stream of the client can reach is a loss.
+			// by resuming that stream, at once (before the server's replay
+			// window closes). Counted too, so only a notification that no
+			// stream of the client can reach is a loss.
 			streams := []*collector{first, k.post, get}
+			resumeFailed := ""
 			if e.countNotes(k, streams...) < want && k.post.LastID() != "" {
 				if s, err := e.get(ctx, e.C, sid, k.post.LastID()); err == nil {
 					resumed := e.collect("the POST stream resumed", s)
 					e.WaitUntil(toolRun(e.Config), func() bool { _, ok := k.response(resumed.Messages()); return ok })
 					streams = append(streams, resumed)
 				} else {
+					resumeFailed = fmt.Sprintf("; resuming the POST stream from %s failed: %v", k.post.LastID(), err)
 					e.Logf("resuming the POST stream failed (%v): only the GET streams count", err)
 				}
 			}
+			e.Pause(quiet(e.Config))
 			e.Expect(e.notes(get.Messages(), k)).NotTo(BeEmpty(), func() string {
-				return "no notification of the call on the GET stream opened after the refresh: they were not redirected; " + e.byStream(k, streams...)
+				return "no notification of the call on the GET stream opened after the refresh: they were not redirected; " + e.byStream(k, streams...) + resumeFailed
 			})
-			e.expectDelivered(k, streams...)
+			e.expectDeliveredSaying(k, resumeFailed, streams...)
 		}},
 
 		{id: "REDIRECT-NO-RESPONSE", need: notifyNeed, body: func(ctx context.Context, e *env) {
