@@ -20,6 +20,10 @@ func expiry(c *target.Config) time.Duration {
 	return t.IdleThreshold.D() + t.GracePeriod.D() + t.ReaperInterval.D() + graceSlack
 }
 
+// idleAttempts bounds survivesSilence's attempts at a silence that delays
+// did not stretch past the grace period.
+const idleAttempts = 3
+
 // graceNeed is what a grace check needs: a silent session's longest life.
 func graceNeed(c *target.Config) time.Duration { return expiry(c) + graceSlack }
 
@@ -28,12 +32,8 @@ func graceChecks() []def {
 	return []def{
 		{id: "GRACE-IDLE-SURVIVES", need: graceNeed, body: func(ctx context.Context, e *env) {
 			e.needGracePeriod()
-			sid := e.connect(ctx, e.C)
 			t := e.Config.Timings
-			silence := t.IdleThreshold.D() + t.GracePeriod.D()/2
-			e.Logf("silent for %v (idle threshold + half the grace period)", silence)
-			e.Pause(silence)
-			e.expectWorks(ctx, e.C, sid)
+			e.survivesSilence(ctx, t.IdleThreshold.D()+t.GracePeriod.D()/2, "idle threshold + half the grace period")
 		}},
 
 		{id: "GRACE-EXPIRES", need: graceNeed, body: func(ctx context.Context, e *env) {
@@ -77,8 +77,6 @@ func graceChecks() []def {
 
 		{id: "GRACE-RECONNECT-CANCELS", need: graceNeed, body: func(ctx context.Context, e *env) {
 			e.needGracePeriod()
-			start := time.Now()
-			sid := e.connect(ctx, e.C)
 			t := e.Config.Timings
 			// Into the grace period: past the idle threshold and one reaper pass,
 			// well before the grace period ends.
@@ -86,12 +84,45 @@ func graceChecks() []def {
 			if g, r := t.GracePeriod.D(), t.ReaperInterval.D(); g > r {
 				inGrace = t.IdleThreshold.D() + r + (g-r)/2
 			}
-			e.Pause(inGrace)
-			e.Logf("reconnecting during the grace period")
-			e.expectWorks(ctx, e.C, sid)
+			sid, start := e.survivesSilence(ctx, inGrace, "into the grace period, then reconnecting")
 			e.Pause(time.Until(start.Add(expiry(e.Config))))
 			e.expectWorks(ctx, e.C, sid)
 		}},
+	}
+}
+
+// survivesSilence connects a session, keeps it silent for silence (less
+// than the idle threshold plus the grace period) and expects a tools/list
+// on it to work. It returns the session and when its initialize began.
+//
+// Gone sooner than idle threshold + grace period after the initialize
+// began is gone too early, whatever the delays. Gone later, the delays (a
+// loaded machine, a slow network) may have stretched the silence the server
+// saw past its grace period: it tries again with a new session, at most
+// idleAttempts times in all (they fit in the check's deadline, twice
+// graceNeed plus the margin).
+func (e *env) survivesSilence(ctx context.Context, silence time.Duration, why string) (string, time.Time) {
+	t := e.Config.Timings
+	window := t.IdleThreshold.D() + t.GracePeriod.D()
+	for attempt := 1; ; attempt++ {
+		began := time.Now()
+		sid := e.connect(ctx, e.C)
+		e.Logf("silent for %v (%s)", silence, why)
+		e.Pause(silence)
+		resp, err := e.C.Call(ctx, sid, "tools/list", nil)
+		e.Expect(err).NotTo(HaveOccurred())
+		took := time.Since(began).Round(time.Millisecond)
+		switch {
+		case works(resp):
+			return sid, began
+		case took < window:
+			e.Failf("tools/list on session %q after a silence of %v (%s), %v after its initialize began, within the %v it must survive: %d %s",
+				sid, silence, why, took, window, resp.Status, resp.Body)
+		case attempt == idleAttempts:
+			e.Failf("tools/list on session %q after a silence of %v (%s): %d %s; but in each of %d attempts %v or more, after which it may expire, passed from the initialize to the answer: delays (a loaded machine, a slow network) stretched the silence",
+				sid, silence, why, resp.Status, resp.Body, idleAttempts, window)
+		}
+		e.Logf("the session was gone, but %v passed from the initialize to the answer, at least the %v after which it may expire: again", took, window)
 	}
 }
 

@@ -132,6 +132,15 @@ func (e *env) expectWorks(ctx context.Context, c *wire.Client, sid string) {
 	e.Expect(m.Error).To(BeNil(), "tools/list on session %q", sid)
 }
 
+// works reports whether resp is a result, not an error.
+func works(resp *wire.Response) bool {
+	if resp.Status != http.StatusOK {
+		return false
+	}
+	m, err := resp.Result()
+	return err == nil && m.Error == nil
+}
+
 // idBits estimates the entropy of an id from its length and the smallest
 // common alphabet its characters fit.
 func idBits(id string) float64 {
