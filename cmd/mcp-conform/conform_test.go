@@ -96,8 +96,8 @@ func TestServerReference(t *testing.T) {
 // fixtureWorkers is how many fixture runs go at once across the package's
 // tests (TestServerCatchesFixtures and TestServerCatchesFixturesModern
 // share fixturePool). A run mostly waits on the profile's timings, so more
-// runs than GOMAXPROCS fit; more than four, or more checks per run, load a
-// 2-core machine past the grace checks' margins now and then.
+// runs than GOMAXPROCS fit; six runs of sixteen checks loaded a 2-core
+// machine past some checks' timing margins now and then.
 const fixtureWorkers = 5
 
 // fixturePool holds a token per fixture run in progress.
