@@ -10,7 +10,7 @@
 #   storm/compare.sh BIN GOSDK_PEER
 #
 # STORM_N (default "100 500 1000") and STORM_STRATEGY_N (default 500) pick
-# the sizes.
+# the sizes, STORM_ROUNDS (default 3) how often each size is stormed.
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: $0 MCP_CONFORM_BIN GOSDK_PEER_BIN" >&2; exit 2; }
@@ -64,9 +64,19 @@ storm_run() {
 	fi
 }
 
+# Each size STORM_ROUNDS times (default 3), the reference and the Go SDK
+# server in alternating order (one storm on a shared machine is noisy, and
+# the first of two in a row is not like the second); the TypeScript example
+# in the first round only. storm/table compares the medians.
+rounds=${STORM_ROUNDS:-3}
 for n in ${STORM_N:-100 500 1000}; do
-	for t in "${targets[@]}"; do
-		storm_run "$t-n$n-both" "$t" --sessions "$n" --reconnect both
+	for r in $(seq 1 "$rounds"); do
+		order=(reference gosdk)
+		[ $((r % 2)) -eq 0 ] && order=(gosdk reference)
+		[ "$r" -eq 1 ] && [[ " ${targets[*]} " == *" ts-sdk "* ]] && order+=(ts-sdk)
+		for t in "${order[@]}"; do
+			storm_run "$t-n$n-both-r$r" "$t" --sessions "$n" --reconnect both
+		done
 	done
 done
 sn=${STORM_STRATEGY_N:-500}
@@ -75,5 +85,5 @@ for t in reference gosdk; do
 	storm_run "$t-n$sn-new-get" "$t" --sessions "$sn" --reconnect new-get
 	storm_run "$t-n$sn-both-delay1s" "$t" --sessions "$sn" --reconnect both --reconnect-delay 1s
 done
-go run "$root/storm/table" "${runs[@]}" >"$out/table.md" && cat "$out/table.md"
+go run "$root/storm/table" -vs reference,gosdk "${runs[@]}" >"$out/table.md" && cat "$out/table.md"
 exit $status

@@ -37,7 +37,7 @@ func TestIdlePerAddedSession(t *testing.T) {
 		write("b-n500-both", 500, "both", "0s", 40<<20),
 	}
 	var out strings.Builder
-	if err := run(files, &out); err != nil {
+	if err := run(files, &out, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -46,5 +46,47 @@ func TestIdlePerAddedSession(t *testing.T) {
 	}
 	if strings.Contains(got, "| b |") {
 		t.Fatalf("a row for b, stormed at one size only:\n%s", got)
+	}
+}
+
+// TestRatios: A over B for each size, the median of the rounds' ratios with
+// their range, marked where the median misses its target; runs of other
+// strategies and rounds without a partner do not count.
+func TestRatios(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int, reconnect string, perSecond, stormCPU float64) string {
+		r := storm.Result{SessionsSetUp: n, SessionsPerSecond: perSecond,
+			Server: &storm.ServerStats{RSSStart: 10 << 20, RSSIdle: 50 << 20, IdleKiBPerSession: 80, SetupCPUSeconds: 1, StormCPUSeconds: stormCPU},
+			Headers: map[string]storm.Latencies{storm.KindResume: {N: n, P50: 100}}}
+		r.Options.Sessions, r.Options.Reconnect, r.Options.ReconnectDelay = n, reconnect, "0s"
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	files := []string{
+		// Storm CPU ratios 1.0, 1.3 and 1.2: median 1.2, over 1.1.
+		write("ref-n500-both-r1", 500, "both", 1000, 1.0), write("go-n500-both-r1", 500, "both", 1000, 1.0),
+		write("ref-n500-both-r2", 500, "both", 900, 1.3), write("go-n500-both-r2", 500, "both", 1000, 1.0),
+		write("ref-n500-both-r3", 500, "both", 1000, 1.2), write("go-n500-both-r3", 500, "both", 1000, 1.0),
+		write("ref-n500-both-r4", 500, "both", 1, 9), // no partner
+		write("ref-n500-resume-r1", 500, "resume", 1, 9), write("go-n500-resume-r1", 500, "resume", 1000, 1),
+	}
+	var out strings.Builder
+	if err := run(files, &out, "ref", "go"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	want := "| 500 | 3 | 1.00 (0.90-1.00) | 1.00 (1.00-1.00) | 1.00 (1.00-1.00) | 1.20 (1.00-1.30) MISSED | 1.00 (1.00-1.00) |"
+	if !strings.Contains(got, want) {
+		t.Fatalf("want the row\n%s\nin\n%s", want, got)
+	}
+	if !strings.Contains(got, "| ref / go, N | rounds | setup throughput |") {
+		t.Fatalf("no ratio table header:\n%s", got)
 	}
 }
