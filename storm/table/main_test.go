@@ -56,7 +56,7 @@ func TestRatios(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, n int, reconnect string, perSecond, stormCPU float64) string {
 		r := storm.Result{SessionsSetUp: n, SessionsPerSecond: perSecond,
-			Server: &storm.ServerStats{RSSStart: 10 << 20, RSSIdle: 50 << 20, IdleKiBPerSession: 80, SetupCPUSeconds: 1, StormCPUSeconds: stormCPU},
+			Server:  &storm.ServerStats{RSSStart: 10 << 20, RSSIdle: 50 << 20, IdleKiBPerSession: 80, SetupCPUSeconds: 1, StormCPUSeconds: stormCPU},
 			Headers: map[string]storm.Latencies{storm.KindResume: {N: n, P50: 100}}}
 		r.Options.Sessions, r.Options.Reconnect, r.Options.ReconnectDelay = n, reconnect, "0s"
 		b, err := json.Marshal(r)
