@@ -23,6 +23,12 @@ var errStreamDead = errors.New("stream dead: a write to the client stalled or fa
 // needs it, for ever. The first failure marks the response dead: later
 // writes fail at once and onDead ends the request. The go-sdk stores each
 // event before writing it, so what a dead stream missed stays replayable.
+//
+// Setting a connection's deadline is not free (a runtime timer is moved),
+// and a message is a write and a flush: so a deadline is left armed after
+// a write, re-armed only when less than timeout - timeout/rearmEvery of it
+// is left, and cleared once, when the request ends (done). A write waits at
+// most timeout either way, and at least timeout - timeout/rearmEvery.
 type deadlineWriter struct {
 	http.ResponseWriter
 	timeout time.Duration
@@ -34,7 +40,17 @@ type deadlineWriter struct {
 	// rc controls the writer below; bind sets it once, rather than each
 	// write and flush making its own.
 	rc *http.ResponseController
+	// armedUntil is the deadline armed last, as time since deadlineEpoch
+	// (monotonic); 0 when none is armed.
+	armedUntil atomic.Int64
 }
+
+// rearmEvery: a deadline is re-armed once timeout/rearmEvery of it has
+// passed.
+const rearmEvery = 100
+
+// deadlineEpoch is the origin of armedUntil's monotonic clock.
+var deadlineEpoch = time.Now()
 
 func (d *deadlineWriter) Write(p []byte) (int, error) {
 	rc, err := d.begin()
@@ -79,20 +95,36 @@ func (d *deadlineWriter) begin() (*http.ResponseController, error) {
 func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
 
 func (d *deadlineWriter) arm() *http.ResponseController {
-	rc := d.rc
-	if rc == nil {
-		rc = http.NewResponseController(d.ResponseWriter)
+	rc := d.controller()
+	now := time.Now() // the network runs on real time
+	until := now.Add(d.timeout).Sub(deadlineEpoch)
+	if left := time.Duration(d.armedUntil.Load()) - now.Sub(deadlineEpoch); left > d.timeout-d.timeout/rearmEvery {
+		return rc // armed a moment ago
 	}
-	rc.SetWriteDeadline(time.Now().Add(d.timeout)) // the network runs on real time
+	rc.SetWriteDeadline(now.Add(d.timeout))
+	d.armedUntil.Store(int64(until))
 	return rc
 }
 
-func (d *deadlineWriter) settle(rc *http.ResponseController, err error) {
+func (d *deadlineWriter) controller() *http.ResponseController {
+	if d.rc == nil {
+		return http.NewResponseController(d.ResponseWriter)
+	}
+	return d.rc
+}
+
+func (d *deadlineWriter) settle(_ *http.ResponseController, err error) {
 	if err != nil {
 		d.markDead()
-		return
 	}
-	rc.SetWriteDeadline(time.Time{}) // an idle stream is not a stalled one
+}
+
+// done clears an armed deadline when the request ends: the connection may
+// serve more requests, and an idle stream is not a stalled one.
+func (d *deadlineWriter) done() {
+	if d.armedUntil.Swap(0) != 0 {
+		d.controller().SetWriteDeadline(time.Time{})
+	}
 }
 
 // kill marks the response dead and makes a write in progress fail now. With
@@ -102,6 +134,7 @@ func (d *deadlineWriter) kill() {
 	d.markDead()
 	if d.writing.Load() > 0 {
 		http.NewResponseController(d.ResponseWriter).SetWriteDeadline(time.Now())
+		d.armedUntil.Store(-1) // armed, in the past
 	}
 }
 
@@ -136,5 +169,5 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, sess *session) (dw
 	b.dw = deadlineWriter{ResponseWriter: &b.je, timeout: s.cfg.WriteTimeout, onDead: cancel, errs: &b.je, rc: &b.rc}
 	dw, je := &b.dw, &b.je
 	stop := context.AfterFunc(sess.ctx, dw.kill)
-	return dw, r.WithContext(ctx), func() { stop(); cancel(); je.finish(); s.serving.Add(-1) }
+	return dw, r.WithContext(ctx), func() { stop(); cancel(); je.finish(); dw.done(); s.serving.Add(-1) }
 }

@@ -101,3 +101,55 @@ func TestCloseAbortsStalledWrite(t *testing.T) {
 		t.Fatalf("keep-alive after close: %v", err)
 	}
 }
+
+// deadlineCounter is a ResponseWriter that records its write deadlines.
+type deadlineCounter struct {
+	*httptest.ResponseRecorder
+	set  int
+	last time.Time
+}
+
+func (c *deadlineCounter) SetWriteDeadline(t time.Time) error {
+	c.set++
+	c.last = t
+	return nil
+}
+
+func (c *deadlineCounter) FlushError() error { return nil }
+
+// TestDeadlineArmedOnce: a message (a write, then a flush) arms the
+// connection's deadline once, not once per call plus a clearing each; a
+// deadline older than timeout/rearmEvery is armed again; the end of the
+// request clears it.
+func TestDeadlineArmedOnce(t *testing.T) {
+	c := &deadlineCounter{ResponseRecorder: httptest.NewRecorder()}
+	d := &deadlineWriter{ResponseWriter: c, timeout: time.Minute}
+	message := func() {
+		t.Helper()
+		if _, err := d.Write([]byte("data: x\n\n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.FlushError(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	message()
+	message()
+	if c.set != 1 || time.Until(c.last) < time.Minute-time.Second {
+		t.Fatalf("two messages set the deadline %d times (last %v from now), want once, a minute ahead", c.set, time.Until(c.last))
+	}
+	// Armed long enough ago that less than timeout - timeout/rearmEvery is left.
+	d.armedUntil.Store(int64(time.Since(deadlineEpoch) + time.Minute - time.Minute/rearmEvery - time.Millisecond))
+	message()
+	if c.set != 2 {
+		t.Fatalf("a deadline with less than %v left was not armed again", time.Minute-time.Minute/rearmEvery)
+	}
+	d.done()
+	if c.set != 3 || !c.last.IsZero() {
+		t.Fatalf("the end of the request left the deadline at %v", c.last)
+	}
+	d.done()
+	if c.set != 3 {
+		t.Fatal("a second done set the deadline again")
+	}
+}
