@@ -18,15 +18,7 @@ func TestIdlePerAddedSession(t *testing.T) {
 	write := func(name string, n int, reconnect, delay string, rss int64) string {
 		r := storm.Result{SessionsSetUp: n, Server: &storm.ServerStats{RSSStart: 10 << 20, RSSIdle: rss}}
 		r.Options.Sessions, r.Options.Reconnect, r.Options.ReconnectDelay = n, reconnect, delay
-		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := filepath.Join(dir, name+".json")
-		if err := os.WriteFile(f, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return f
+		return writeResult(t, dir, name, r)
 	}
 	files := []string{
 		write("a-n100-both", 100, "both", "0s", 20<<20),
@@ -59,15 +51,7 @@ func TestRatios(t *testing.T) {
 			Server:  &storm.ServerStats{RSSStart: 10 << 20, RSSIdle: 50 << 20, IdleKiBPerSession: 80, SetupCPUSeconds: 1, StormCPUSeconds: stormCPU},
 			Headers: map[string]storm.Latencies{storm.KindResume: {N: n, P50: 100}}}
 		r.Options.Sessions, r.Options.Reconnect, r.Options.ReconnectDelay = n, reconnect, "0s"
-		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := filepath.Join(dir, name+".json")
-		if err := os.WriteFile(f, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return f
+		return writeResult(t, dir, name, r)
 	}
 	files := []string{
 		// Storm CPU ratios 1.0, 1.3 and 1.2: median 1.2, over 1.1.
@@ -89,4 +73,18 @@ func TestRatios(t *testing.T) {
 	if !strings.Contains(got, "| ref / go, N | rounds | setup throughput |") {
 		t.Fatalf("no ratio table header:\n%s", got)
 	}
+}
+
+// writeResult writes r as dir/name.json, as a storm's --json would.
+func writeResult(t *testing.T, dir, name string, r storm.Result) string {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(dir, name+".json")
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
