@@ -244,6 +244,22 @@ type taskCapabilities struct {
 	Tasks map[string]any `json:"tasks,omitempty"`
 }
 
+// taskCaps and taskCapsListed are the tasks capability an InitializeResult
+// announces, without and with tasks/list; built once, never changed (every
+// initialize marshals one).
+var taskCaps, taskCapsListed = taskCapability(false), taskCapability(true)
+
+func taskCapability(listed bool) map[string]any {
+	caps := map[string]any{
+		"cancel":   map[string]any{},
+		"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
+	}
+	if listed {
+		caps["list"] = map[string]any{}
+	}
+	return caps
+}
+
 // announceTasks declares the tasks capability at initialize (from
 // 2025-11-25) and each tool's task support in tools/list.
 func (s *Server) announceTasks(next mcp.MethodHandler) mcp.MethodHandler {
@@ -257,12 +273,9 @@ func (s *Server) announceTasks(next mcp.MethodHandler) mcp.MethodHandler {
 			if r.ProtocolVersion < tasksVersion || r.Capabilities == nil {
 				return res, nil
 			}
-			caps := map[string]any{
-				"cancel":   map[string]any{},
-				"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
-			}
+			caps := taskCaps
 			if s.tasksListed() {
-				caps["list"] = map[string]any{}
+				caps = taskCapsListed
 			}
 			return &taskInitResult{InitializeResult: r, Capabilities: taskCapabilities{ServerCapabilities: r.Capabilities, Tasks: caps}}, nil
 		case *mcp.ListToolsResult:
