@@ -53,13 +53,13 @@ const rearmEvery = 100
 var deadlineEpoch = time.Now()
 
 func (d *deadlineWriter) Write(p []byte) (int, error) {
-	rc, err := d.begin()
+	_, err := d.begin()
 	if err != nil {
 		return 0, err
 	}
 	defer d.writing.Add(-1)
 	n, err := d.ResponseWriter.Write(p)
-	d.settle(rc, err)
+	d.settle(err)
 	return n, err
 }
 
@@ -71,7 +71,7 @@ func (d *deadlineWriter) FlushError() error {
 	}
 	defer d.writing.Add(-1)
 	err = rc.Flush()
-	d.settle(rc, err)
+	d.settle(err)
 	return err
 }
 
@@ -113,7 +113,7 @@ func (d *deadlineWriter) controller() *http.ResponseController {
 	return d.rc
 }
 
-func (d *deadlineWriter) settle(_ *http.ResponseController, err error) {
+func (d *deadlineWriter) settle(err error) {
 	if err != nil {
 		d.markDead()
 	}
