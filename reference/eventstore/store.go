@@ -63,6 +63,12 @@ type Options struct {
 	CleanupInterval time.Duration // how often Run sweeps; <= 0 means DefaultCleanupInterval
 	MaxBytes        int64         // bound on Stats.Cost across all sessions; <= 0 means unbounded
 	Clock           clock.Clock   // nil means clock.RealClock{}
+	// HandedOver: the caller hands each Append's data over and never
+	// changes it afterwards, so the store keeps the slice instead of a
+	// copy. The go-sdk encodes every message afresh and its own
+	// MemoryEventStore keeps the slice too; other callers may reuse a
+	// buffer, hence the copy by default.
+	HandedOver bool
 }
 
 // Stats is a point-in-time count of what the store retains.
@@ -82,6 +88,7 @@ type Store struct {
 	maxBytes int64
 	clk      clock.Clock
 	epoch    time.Time // append times are offsets from here, on the clock's monotonic reading
+	owned    bool      // Options.HandedOver
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -113,6 +120,7 @@ func New(opts Options) *Store {
 		maxBytes: max(opts.MaxBytes, 0),
 		clk:      clk,
 		epoch:    clk.Now(),
+		owned:    opts.HandedOver,
 		sessions: make(map[string]*session),
 	}
 }
@@ -174,11 +182,15 @@ func (s *Store) newStreamLocked(sess *session, id string, m marks, pending int) 
 // could never fit is not kept, so resuming from before it reports
 // ErrEvicted.
 func (s *Store) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
-	// The interface does not hand over ownership of data, so keep a copy.
+	// The interface does not hand over ownership of data, so keep a copy
+	// unless the caller said it does (Options.HandedOver).
 	var d []byte
 	resp := false
 	if len(data) > 0 {
-		d = bytes.Clone(data)
+		d = data
+		if !s.owned {
+			d = bytes.Clone(data)
+		}
 		resp = isResponse(d)
 	}
 	at := s.clk.Since(s.epoch)

@@ -291,6 +291,26 @@ func TestAfterDoesNotHoldLock(t *testing.T) {
 	}
 }
 
+// TestAppendKeepsHandedOverData: with HandedOver the store keeps the slice
+// it was given (no copy), so an Append does not allocate for its data.
+func TestAppendKeepsHandedOverData(t *testing.T) {
+	s, _ := newFake(Options{HandedOver: true})
+	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`)
+	if err := s.Append(context.Background(), "s1", "p", data); err != nil {
+		t.Fatal(err)
+	}
+	var kept []byte
+	for d, err := range s.After(context.Background(), "s1", "p", -1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = d
+	}
+	if len(kept) == 0 || &kept[0] != &data[0] {
+		t.Fatal("the store copied data it was handed over")
+	}
+}
+
 func TestAppendCopiesData(t *testing.T) {
 	s, _ := newFake(Options{})
 	buf := []byte("first")

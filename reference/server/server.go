@@ -100,6 +100,7 @@ func New(cfg Config) (*Server, error) {
 			CleanupInterval: cfg.EventCleanupInterval,
 			MaxBytes:        cfg.EventMaxBytes,
 			Clock:           cfg.Clock,
+			HandedOver:      true, // only the go-sdk appends, each message encoded afresh
 		}))
 	}
 	s.events = s.store.Events()
