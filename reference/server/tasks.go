@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,9 @@ const CodeInvalidParams = -32602
 // tasksVersion is the first protocol revision with tasks.
 const tasksVersion = "2025-11-25"
 
+// taskMark starts every tasks/* method and the "task" key, unescaped.
+var taskMark = []byte(`"task`)
+
 // taskMessage is a POST body the server answers itself: the go-sdk knows
 // no tasks, so task requests and task-augmented tool calls never reach it.
 type taskMessage struct {
@@ -34,6 +38,11 @@ type taskMessage struct {
 // taskRequest reports whether body is a single request about tasks: a
 // tasks/* method, or a tools/call with params.task.
 func taskRequest(body []byte) (taskMessage, bool) {
+	if !bytes.Contains(body, taskMark) && bytes.IndexByte(body, '\\') < 0 {
+		// Neither a "tasks/..." method nor a "task" key, and no escape that
+		// could spell one: most POSTs, answered without decoding.
+		return taskMessage{}, false
+	}
 	var m taskMessage
 	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 || string(m.ID) == "null" {
 		return m, false
