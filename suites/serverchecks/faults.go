@@ -58,10 +58,16 @@ func (e *env) reset() {
 }
 
 // slowLink makes the server's data arrive late and in small pieces (F-LATENCY).
+//
+// Pieces of ~64 bytes still split every message across reads. Pieces of
+// ~8 bytes, one a millisecond, carried less than 8 KB/s: less than a server
+// that copies every response to the GET stream sends there while the
+// harness keeps the session warm, so on a loaded machine the copy of the
+// call's response could still be queued in the proxy when the check ended.
 func (e *env) slowLink() {
-	e.inject("F-LATENCY", "20ms latency, data sliced into ~8-byte pieces", false,
+	e.inject("F-LATENCY", "20ms latency, data sliced into ~64-byte pieces", false,
 		func(p *faults.Proxy) error { return p.Latency(20*time.Millisecond, 5*time.Millisecond) },
-		func(p *faults.Proxy) error { return p.Slicer(8, 6, time.Millisecond) })
+		func(p *faults.Proxy) error { return p.Slicer(64, 48, time.Millisecond) })
 }
 
 // stall makes every live connection of the check stop reading what the
