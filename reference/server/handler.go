@@ -547,43 +547,6 @@ func isJSON(contentType string) bool {
 	return mt == "application/json"
 }
 
-// peek parses a POST body just enough to route it, bound batches and answer
-// errors with the request's id: whether it is an initialize, its id, the
-// messages of a batch, and how many calls (requests with an id) it
-// carries. Batches are routed as ordinary requests; the go-sdk answers them
-// per protocol version.
-func peek(body []byte) (init bool, id json.RawMessage, batch []json.RawMessage, calls int, err error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return false, nil, nil, 0, errors.New("empty body")
-	}
-	type message struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-	}
-	isCall := func(m message) bool { return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" }
-	if body[0] == '[' {
-		if err := json.Unmarshal(body, &batch); err != nil {
-			return false, nil, nil, 0, err
-		}
-		for _, raw := range batch {
-			var m message
-			if json.Unmarshal(raw, &m) == nil && isCall(m) {
-				calls++
-			}
-		}
-		return false, nil, batch, calls, nil
-	}
-	var m message
-	if err := json.Unmarshal(body, &m); err != nil {
-		return false, nil, nil, 0, err
-	}
-	if isCall(m) {
-		calls = 1
-	}
-	return m.Method == "initialize", m.ID, nil, calls, nil
-}
-
 // commitWriter calls onCommit with the status once, when the response is
 // committed (the first WriteHeader or Write).
 type commitWriter struct {
