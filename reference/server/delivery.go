@@ -137,24 +137,21 @@ func (n note) sendOwn() error {
 // errStreamBusy answers a resume whose stream another request would not let go.
 var errStreamBusy = errors.New("the request holding the stream did not let go")
 
-// trackCalls is a receiving middleware: a call carried by a POST gets a
-// record in its context, which routeNotes follows, and its response waits
-// until its held notifications have gone to a stream.
-func trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		var p *post
-		sess := sessionOf(ctx)
-		if ex := req.GetExtra(); ex != nil && ex.Header != nil && sess != nil {
-			p = sess.postFor(ex.Header.Get(headerPOSTToken))
-		}
-		if p == nil {
-			return next(ctx, method, req)
-		}
-		c := &call{sess: sess, post: p}
-		res, err := next(context.WithValue(ctx, callKey{}, c), method, req)
-		sess.settle(ctx, c)
-		return res, err
+// track runs a request of sess: a call carried by a POST gets a record in
+// its context, which routeNotes follows, and its response waits until its
+// held notifications have gone to a stream.
+func track(ctx context.Context, sess *session, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	var p *post
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil && sess != nil {
+		p = sess.postFor(ex.Header.Get(headerPOSTToken))
 	}
+	if p == nil {
+		return next(ctx, method, req)
+	}
+	c := &call{sess: sess, post: p}
+	res, err := next(context.WithValue(ctx, callKey{}, c), method, req)
+	sess.settle(ctx, c)
+	return res, err
 }
 
 // routeNotes is a sending middleware applying the delivery rule to a call's

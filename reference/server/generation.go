@@ -69,7 +69,7 @@ func (s *Server) newSDKServer() *mcp.Server {
 		conformance.Configure(opts)
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-conform-reference", Version: Version}, opts)
-	srv.AddReceivingMiddleware(bindSession, defaultLogLevel, s.callLimit, trackCalls, s.announceTasks)
+	srv.AddReceivingMiddleware(s.receive)
 	srv.AddSendingMiddleware(routeNotes)
 	tools.Register(srv, tools.Deps{
 		Session: toolSession,
@@ -286,40 +286,50 @@ func (g *generation) shutdown() {
 	}()
 }
 
-// bindSession records a generation's go-sdk session once its initialize
-// has succeeded.
-func bindSession(next mcp.MethodHandler) mcp.MethodHandler {
+// receive is the reference's receiving middleware: it limits the calls a
+// session runs (reserveCall), tracks a POST's calls (track), announces
+// tasks (announce), and completes a successful initialize (below). One
+// middleware, not one per concern: every request's goroutine runs under
+// it, and each frame more is stack that grows, is copied and is scanned.
+func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method != "initialize" || err != nil {
+		sess := sessionOf(ctx)
+		if method == "tools/call" && sess != nil {
+			if err := s.reserveCall(sess); err != nil {
+				return nil, err
+			}
+			defer sess.calls.Add(-1)
+		}
+		res, err := track(ctx, sess, method, req, next)
+		if err != nil {
 			return res, err
 		}
-		g, _ := ctx.Value(generationKey{}).(*generation)
-		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && g != nil {
-			g.mu.Lock()
-			if g.ss == nil {
-				g.ss = ss
-			}
-			g.initialized = true
-			g.mu.Unlock()
+		res = s.announce(res)
+		if method == "initialize" {
+			initialized(ctx, req, next)
 		}
-		return res, err
+		return res, nil
 	}
 }
 
-// defaultLogLevel sets the log level to info at initialize, so tool log lines
-// reach clients that never call logging/setLevel; a client's own setLevel
-// still overrides it.
-func defaultLogLevel(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method == "initialize" && err == nil {
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{
-					Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "info"},
-				})
-			}
+// initialized completes a successful initialize: it sets the log level to
+// info, so tool log lines reach clients that never call logging/setLevel
+// (a client's own setLevel still overrides it), and records the
+// generation's go-sdk session.
+func initialized(ctx context.Context, req mcp.Request, next mcp.MethodHandler) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok {
+		return
+	}
+	next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{
+		Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "info"},
+	})
+	if g, _ := ctx.Value(generationKey{}).(*generation); g != nil {
+		g.mu.Lock()
+		if g.ss == nil {
+			g.ss = ss
 		}
-		return res, err
+		g.initialized = true
+		g.mu.Unlock()
 	}
 }

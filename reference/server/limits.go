@@ -1,11 +1,8 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Bounds on the work one request or session can start.
@@ -14,22 +11,16 @@ const (
 	DefaultMaxCallsPerSession = 100
 )
 
-// callLimit refuses a tools/call while the session already runs
-// MaxCallsPerSession of them: each runs on its own goroutine for up to an
-// hour, and a batch or a client that does not wait could start thousands.
-func (s *Server) callLimit(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		sess := sessionOf(ctx)
-		if method != "tools/call" || sess == nil {
-			return next(ctx, method, req)
-		}
-		if n := sess.calls.Add(1); n > int64(s.cfg.MaxCallsPerSession) {
-			sess.calls.Add(-1)
-			return nil, fmt.Errorf("too many tool calls running in this session (limit %d)", s.cfg.MaxCallsPerSession)
-		}
-		defer sess.calls.Add(-1)
-		return next(ctx, method, req)
+// reserveCall counts a tools/call of sess, or refuses it while the session
+// already runs MaxCallsPerSession of them: each runs on its own goroutine
+// for up to an hour, and a batch or a client that does not wait could
+// start thousands. The caller releases it with sess.calls.Add(-1).
+func (s *Server) reserveCall(sess *session) error {
+	if n := sess.calls.Add(1); n > int64(s.cfg.MaxCallsPerSession) {
+		sess.calls.Add(-1)
+		return fmt.Errorf("too many tool calls running in this session (limit %d)", s.cfg.MaxCallsPerSession)
 	}
+	return nil
 }
 
 // checkBatch refuses a batch of more than MaxBatch messages before any of

@@ -277,28 +277,33 @@ func (s *Server) announceTasks(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return res, err
 		}
-		switch r := res.(type) {
-		case *mcp.InitializeResult:
-			if r.ProtocolVersion < tasksVersion || r.Capabilities == nil {
-				return res, nil
-			}
-			caps := taskCaps
-			if s.tasksListed() {
-				caps = taskCapsListed
-			}
-			return &taskInitResult{InitializeResult: r, Capabilities: taskCapabilities{ServerCapabilities: r.Capabilities, Tasks: caps}}, nil
-		case *mcp.ListToolsResult:
-			out := &taskToolsResult{ListToolsResult: r, Tools: make([]taskTool, len(r.Tools))}
-			for i, t := range r.Tools {
-				out.Tools[i] = taskTool{Tool: t}
-				if slices.Contains(tools.TaskTools, t.Name) {
-					out.Tools[i].Execution = &taskSupport{TaskSupport: "optional"}
-				}
-			}
-			return out, nil
-		}
-		return res, nil
+		return s.announce(res), nil
 	}
+}
+
+// announce is announceTasks on a result.
+func (s *Server) announce(res mcp.Result) mcp.Result {
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		if r.ProtocolVersion < tasksVersion || r.Capabilities == nil {
+			return res
+		}
+		caps := taskCaps
+		if s.tasksListed() {
+			caps = taskCapsListed
+		}
+		return &taskInitResult{InitializeResult: r, Capabilities: taskCapabilities{ServerCapabilities: r.Capabilities, Tasks: caps}}
+	case *mcp.ListToolsResult:
+		out := &taskToolsResult{ListToolsResult: r, Tools: make([]taskTool, len(r.Tools))}
+		for i, t := range r.Tools {
+			out.Tools[i] = taskTool{Tool: t}
+			if slices.Contains(tools.TaskTools, t.Name) {
+				out.Tools[i].Execution = &taskSupport{TaskSupport: "optional"}
+			}
+		}
+		return out
+	}
+	return res
 }
 
 // sharedTasks is where tasks live for every replica: the store's, on a
