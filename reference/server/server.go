@@ -260,7 +260,7 @@ func (s *Server) removeAt(sess *session, reason string, onlyIf func() bool, now 
 	s.mu.Unlock()
 
 	sess.dropGET(s.cfg.SSERetry) // with a retry hint, before the streams are cut
-	sess.cancel()
+	sess.close()
 	if n := s.jobs.CancelSession(sess.id, now); n > 0 {
 		s.log.Info("session jobs cancelled", "session", sess.id, "jobs", n)
 	}

@@ -27,7 +27,13 @@ type session struct {
 	// ctx ends when the session leaves the table; its requests, streams and
 	// tool work end with it.
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelFunc // close calls it
+	// bound are the writers of the session's requests (bind), killed when
+	// it ends: a list through them rather than a context.AfterFunc per
+	// request, whose context and map entry a parked GET kept alive.
+	bmu   sync.Mutex
+	bound *deadlineWriter
+	ended bool
 
 	mu           sync.Mutex
 	gen          *generation
@@ -86,6 +92,52 @@ func newSession(id, principal string, clk clock.Clock, maxAge time.Duration) *se
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
+}
+
+// close ends the session's context and every request bound to it.
+func (s *session) close() {
+	s.cancel()
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	s.ended = true
+	for d := s.bound; d != nil; d = d.next {
+		d.kill()
+	}
+}
+
+// track binds d to the session: it is killed when the session ends, at
+// once if it has.
+func (s *session) track(d *deadlineWriter) {
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	if s.ended {
+		d.kill()
+		return
+	}
+	d.next = s.bound
+	if s.bound != nil {
+		s.bound.prev = d
+	}
+	s.bound = d
+	d.tracked = true
+}
+
+// untrack undoes track.
+func (s *session) untrack(d *deadlineWriter) {
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	if !d.tracked {
+		return
+	}
+	if d.prev != nil {
+		d.prev.next = d.next
+	} else {
+		s.bound = d.next
+	}
+	if d.next != nil {
+		d.next.prev = d.prev
+	}
+	d.prev, d.next, d.tracked = nil, nil, false
 }
 
 // getStream is a standalone GET being served, so that a newer GET can replace it.

@@ -79,7 +79,7 @@ func (s *Server) adopt(id string) *session {
 	}
 	drop := func(why string) *session {
 		s.log.Warn("session adoption failed", "session", id, "why", why)
-		sess.cancel()
+		sess.close()
 		sess.closeGenerations()
 		return nil
 	}
