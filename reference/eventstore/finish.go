@@ -1,10 +1,6 @@
 package eventstore
 
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-)
+import "context"
 
 type requestsKey struct{}
 
@@ -20,22 +16,6 @@ func WithRequests(ctx context.Context, n int) context.Context {
 func requestsFrom(ctx context.Context) (int, bool) {
 	n, ok := ctx.Value(requestsKey{}).(int)
 	return n, ok
-}
-
-var methodKey = []byte(`"method"`)
-
-// isResponse reports whether d, one JSON-RPC message, is a response: an id
-// and no method. Saying no wrongly only keeps a stream longer; saying yes
-// wrongly could drop a stream that goes on, so yes is decided by decoding.
-func isResponse(d []byte) bool {
-	if bytes.Contains(d, methodKey) {
-		return false
-	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-	}
-	return json.Unmarshal(d, &m) == nil && len(m.ID) > 0 && m.Method == nil
 }
 
 // Requests returns the n of WithRequests, if ctx carries one; other stores

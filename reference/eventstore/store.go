@@ -191,7 +191,7 @@ func (s *Store) Append(ctx context.Context, sessionID, streamID string, data []b
 		if !s.owned {
 			d = bytes.Clone(data)
 		}
-		resp = isResponse(d)
+		resp = IsResponse(d)
 	}
 	at := s.clk.Since(s.epoch)
 	s.mu.Lock()

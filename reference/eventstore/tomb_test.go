@@ -143,24 +143,3 @@ func TestUnmarkedStreamsKept(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
-
-func TestIsResponse(t *testing.T) {
-	for _, tt := range []struct {
-		msg  string
-		want bool
-	}{
-		{`{"jsonrpc":"2.0","id":1,"result":{}}`, true},
-		{`{"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"no"}}`, true},
-		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, false},
-		{`{"jsonrpc":"2.0","id":2,"method":"elicitation/create","params":{}}`, false},
-		// A result that mentions "method" is taken for a message that is not
-		// a response: its stream is kept, which is safe.
-		{`{"jsonrpc":"2.0","id":1,"result":{"text":"method"}}`, false},
-		{`{"jsonrpc":"2.0","result":{}}`, false},
-		{`not json`, false},
-	} {
-		if got := isResponse([]byte(tt.msg)); got != tt.want {
-			t.Errorf("isResponse(%s) = %v, want %v", tt.msg, got, tt.want)
-		}
-	}
-}

@@ -1,14 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 )
 
 // headerPOSTToken is set by the server on each POST carrying calls that it
@@ -105,7 +104,7 @@ func (t tap) Open(ctx context.Context, sessionID, streamID string) error {
 
 func (t tap) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
 	err := t.EventStore.Append(ctx, sessionID, streamID, data)
-	if streamID != "" && isResponse(data) {
+	if streamID != "" && eventstore.IsResponse(data) {
 		t.sess.answered(streamID)
 	}
 	return err
@@ -122,81 +121,4 @@ func (s *session) answered(id string) {
 	p.calls--
 	p.gen.addOpen(-1)
 	s.forgetPOST(p)
-}
-
-// notePrefix starts every notification the go-sdk writes (it encodes
-// "jsonrpc", "id", "method" in this order): one with it has a top-level
-// method, no decoding needed.
-var notePrefix = []byte(`{"jsonrpc":"2.0","method":`)
-
-// idPrefix starts every response and request the go-sdk writes; "result",
-// "error" or "method" follows the id.
-var idPrefix = []byte(`{"jsonrpc":"2.0","id":`)
-
-// isResponse reports whether data is a JSON-RPC response: it has a result
-// or an error, and no method. What the go-sdk writes is told by its first
-// keys, without decoding (every message is stored, and a decoder allocates
-// dozens of times per message); anything else is decoded.
-func isResponse(data []byte) bool {
-	if bytes.HasPrefix(data, notePrefix) {
-		return false // a notification, most of what a stream carries
-	}
-	if rest, ok := bytes.CutPrefix(data, idPrefix); ok {
-		if n := idLen(rest); n > 0 {
-			switch after := rest[n:]; {
-			case bytes.HasPrefix(after, []byte(`,"result":`)), bytes.HasPrefix(after, []byte(`,"error":`)):
-				return true
-			case bytes.HasPrefix(after, []byte(`,"method":`)):
-				return false
-			}
-		}
-	}
-	return decodedIsResponse(data)
-}
-
-// idLen is the length of the JSON string or number b starts with, 0 when
-// it starts with neither.
-func idLen(b []byte) int {
-	if len(b) > 0 && b[0] == '"' {
-		for i := 1; i < len(b); i++ {
-			switch b[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1
-			}
-		}
-		return 0
-	}
-	n := 0
-	for n < len(b) && strings.IndexByte("+-.0123456789eE", b[n]) >= 0 {
-		n++
-	}
-	return n
-}
-
-// decodedIsResponse is isResponse by decoding: only the top-level keys are
-// read, up to the first that decides.
-func decodedIsResponse(data []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return false
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch k {
-		case "method":
-			return false
-		case "result", "error":
-			return true
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return false
-		}
-	}
-	return false
 }

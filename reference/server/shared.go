@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
 	"github.com/mcp-conform/mcp-conform/reference/store"
 )
@@ -295,7 +296,7 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 			return false
 		}
 		sent = ix
-		if isResponse(data) {
+		if eventstore.IsResponse(data) {
 			answered[responseID(data)] = true
 		}
 		return rc.Flush() == nil
