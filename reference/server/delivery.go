@@ -220,6 +220,9 @@ func (s *session) deliver(c *call, n note) error {
 func (s *session) hold(c *call, n note) {
 	if c.taken == nil {
 		c.taken = make(chan struct{})
+		if s.holding == nil {
+			s.holding = map[*call]struct{}{}
+		}
 		s.holding[c] = struct{}{}
 	}
 	c.held = append(c.held, n)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,15 +48,15 @@ type session struct {
 	// client; a fresh GET resumes after it, so messages stored while no GET
 	// was connected (redirected orphans) are delivered once it is back.
 	delivered int
-	kick      chan struct{}            // closed at the next kickAll (delivery.go)
-	gens      map[*generation]struct{} // every generation not yet closed
+	kick      chan struct{} // closed at the next kickAll (delivery.go)
+	gens      []*generation // every generation not yet closed (one, but for a moment at a re-initialize)
 
 	// Delivery state (delivery.go), under dmu. Lock order: dmu, then mu.
 	dmu     sync.Mutex
 	postSeq uint64
 	posts   map[string]*post   // by token; nil when empty
 	streams map[string]*post   // by go-sdk stream id; nil when empty
-	holding map[*call]struct{} // calls with held notifications
+	holding map[*call]struct{} // calls with held notifications; nil until the first
 	nheld   int                // notifications of calls' held lists, all calls
 	nsent   int                // of those, the ones sent to the standalone stream
 	// replayed are standalone events that went onto a resumed POST stream
@@ -87,8 +88,6 @@ func newSession(id, principal string, clk clock.Clock, maxAge time.Duration) *se
 		id: id, principal: principal, lastActivity: clk.Now(),
 		clock: clk, maxAge: maxAge,
 		delivered: -1,
-		gens:      map[*generation]struct{}{},
-		holding:   map[*call]struct{}{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -249,23 +248,22 @@ func (s *session) isGone() bool {
 
 func (s *session) addGeneration(g *generation) {
 	s.mu.Lock()
-	s.gens[g] = struct{}{}
+	s.gens = append(s.gens, g)
 	s.mu.Unlock()
 }
 
 func (s *session) forgetGeneration(g *generation) {
 	s.mu.Lock()
-	delete(s.gens, g)
+	if i := slices.Index(s.gens, g); i >= 0 {
+		s.gens = slices.Delete(s.gens, i, i+1)
+	}
 	s.mu.Unlock()
 }
 
 // closeGenerations closes every generation: the session is gone.
 func (s *session) closeGenerations() {
 	s.mu.Lock()
-	all := make([]*generation, 0, len(s.gens))
-	for g := range s.gens {
-		all = append(all, g)
-	}
+	all := slices.Clone(s.gens)
 	s.mu.Unlock()
 	for _, g := range all {
 		g.close()
