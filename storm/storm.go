@@ -204,6 +204,9 @@ func (st *storm) run(ctx context.Context) (*Result, error) {
 	defer cancel()
 	streams, stopStreams := context.WithCancel(ctx)
 	defer stopStreams()
+	if st.o.Server != nil {
+		st.warmUp(ctx)
+	}
 	sample := st.sampleServer(res)
 	defer sample.stop()
 
@@ -328,6 +331,24 @@ func (st *storm) setup(ctx, streams context.Context, s *session) error {
 	}
 	st.wg.Go(func() { _ = s.read(streams, KindGET, resp, st.o.Method) })
 	return nil
+}
+
+// warmUp sets up one session as the storm's sessions are set up, closes
+// its stream and deletes it, before the server's RSS and CPU are first
+// read: what the first session pages in (code, pools, lazily built tables)
+// is paid once, whatever N, and is not any one session's. A server that
+// cannot be set up is reported by the setup that follows.
+func (st *storm) warmUp(ctx context.Context) {
+	streams, stop := context.WithCancel(ctx)
+	defer stop()
+	s := newSession(-1, st.o.CutAfter, st.o.Notifications)
+	if st.setup(ctx, streams, s) != nil {
+		return
+	}
+	stop()
+	rctx, cancel := context.WithTimeout(ctx, st.o.RequestTimeout)
+	defer cancel()
+	_, _ = st.c.Delete(rctx, s.id) // a server without DELETE keeps it: one session
 }
 
 // setLevel sends logging/setLevel with the storm's level and wants a result.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,6 +152,55 @@ func TestStormCatchesDeadStreams(t *testing.T) {
 	}
 	if len(res.LostAt) == 0 || !strings.Contains(strings.Join(res.Failures, ";"), "notifications lost") {
 		t.Fatalf("the report does not say what was lost: %+v %v", res.LostAt, res.Failures)
+	}
+}
+
+// TestWarmUp: with a server to sample, one session is set up and deleted
+// before the server is first read, so its one-time costs are not charged
+// to the storm's sessions; without one, nothing is sent before the storm.
+func TestWarmUp(t *testing.T) {
+	var inits, deletes atomic.Int32
+	count := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodDelete {
+				deletes.Add(1)
+			} else if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+				inits.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := server.NewHost(fixtures.Config(), ln, server.HostOptions{Wrap: count})
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	o := smallStorm(h.URL())
+	o.Sessions, o.ReconnectDelay = 3, 0
+	var firstInits, firstDeletes int32 = -1, -1
+	o.Server = func() (storm.ProcStats, error) {
+		if firstInits < 0 {
+			firstInits, firstDeletes = inits.Load(), deletes.Load()
+		}
+		return storm.ProcStats{RSS: 1 << 20}, nil
+	}
+	run(t, o)
+	if firstInits != 1 || firstDeletes != 1 {
+		t.Fatalf("when the server was first read: %d sessions set up, %d deleted; want the warm-up's 1 and 1", firstInits, firstDeletes)
+	}
+	if got := inits.Load(); got != 1+int32(o.Sessions) {
+		t.Fatalf("%d sessions set up, want the warm-up and %d", got, o.Sessions)
+	}
+	inits.Store(0)
+	o.Server = nil
+	run(t, o)
+	if got := inits.Load(); got != int32(o.Sessions) {
+		t.Fatalf("without a server to sample: %d sessions set up, want %d", got, o.Sessions)
 	}
 }
 
