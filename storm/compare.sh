@@ -10,7 +10,7 @@
 #   storm/compare.sh BIN GOSDK_PEER
 #
 # STORM_N (default "100 500 1000") and STORM_STRATEGY_N (default 500) pick
-# the sizes, STORM_ROUNDS (default 3) how often each size is stormed.
+# the sizes, STORM_ROUNDS (default 5) how often each size is stormed.
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: $0 MCP_CONFORM_BIN GOSDK_PEER_BIN" >&2; exit 2; }
@@ -64,11 +64,11 @@ storm_run() {
 	fi
 }
 
-# Each size STORM_ROUNDS times (default 3), the reference and the Go SDK
+# Each size STORM_ROUNDS times (default 5), the reference and the Go SDK
 # server in alternating order (one storm on a shared machine is noisy, and
 # the first of two in a row is not like the second); the TypeScript example
 # in the first round only. storm/table compares the medians.
-rounds=${STORM_ROUNDS:-3}
+rounds=${STORM_ROUNDS:-5}
 for n in ${STORM_N:-100 500 1000}; do
 	for r in $(seq 1 "$rounds"); do
 		order=(reference gosdk)
