@@ -43,10 +43,10 @@ type deadlineWriter struct {
 	// armedUntil is the deadline armed last, as time since deadlineEpoch
 	// (monotonic); 0 when none is armed.
 	armedUntil atomic.Int64
-	// prev, next and tracked place it in its session's bound list, under
+	// prev, next and enlisted place it in its session's bound list, under
 	// the session's bmu.
 	prev, next *deadlineWriter
-	tracked    bool
+	enlisted   bool
 }
 
 // rearmEvery: a deadline is re-armed once timeout/rearmEvery of it has
@@ -175,6 +175,6 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, sess *session) (dw
 	b.rc = *http.NewResponseController(&b.je)
 	b.dw = deadlineWriter{ResponseWriter: &b.je, timeout: s.cfg.WriteTimeout, onDead: cancel, errs: &b.je, rc: &b.rc}
 	dw, je := &b.dw, &b.je
-	sess.track(dw)
-	return dw, r.WithContext(ctx), func() { sess.untrack(dw); cancel(); je.finish(); dw.done(); s.serving.Add(-1) }
+	sess.enlist(dw)
+	return dw, r.WithContext(ctx), func() { sess.delist(dw); cancel(); je.finish(); dw.done(); s.serving.Add(-1) }
 }

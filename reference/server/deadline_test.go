@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // stuckWriter is a ResponseWriter whose writes block, as on a connection
@@ -152,4 +154,30 @@ func TestDeadlineArmedOnce(t *testing.T) {
 	if c.set != 3 {
 		t.Fatal("a second done set the deadline again")
 	}
+}
+
+// TestSessionEndsEnlistedWriters: closing a session kills the writers of
+// its requests still enlisted, not those that left, and one enlisted after
+// the close at once.
+func TestSessionEndsEnlistedWriters(t *testing.T) {
+	sess := newSession("s", "p", clock.RealClock{}, time.Minute)
+	writers := make([]*deadlineWriter, 3)
+	for i := range writers {
+		writers[i] = &deadlineWriter{ResponseWriter: httptest.NewRecorder(), timeout: time.Minute}
+		sess.enlist(writers[i])
+	}
+	sess.delist(writers[1])
+	sess.delist(writers[1]) // twice is harmless
+	sess.close()
+	for i, want := range []bool{true, false, true} {
+		if got := writers[i].dead.Load(); got != want {
+			t.Errorf("writer %d dead = %v, want %v", i, got, want)
+		}
+	}
+	late := &deadlineWriter{ResponseWriter: httptest.NewRecorder(), timeout: time.Minute}
+	sess.enlist(late)
+	if !late.dead.Load() {
+		t.Error("a writer enlisted after the close is alive")
+	}
+	sess.delist(late)
 }

@@ -104,9 +104,9 @@ func (s *session) close() {
 	}
 }
 
-// track binds d to the session: it is killed when the session ends, at
+// enlist binds d to the session: it is killed when the session ends, at
 // once if it has.
-func (s *session) track(d *deadlineWriter) {
+func (s *session) enlist(d *deadlineWriter) {
 	s.bmu.Lock()
 	defer s.bmu.Unlock()
 	if s.ended {
@@ -118,14 +118,14 @@ func (s *session) track(d *deadlineWriter) {
 		s.bound.prev = d
 	}
 	s.bound = d
-	d.tracked = true
+	d.enlisted = true
 }
 
-// untrack undoes track.
-func (s *session) untrack(d *deadlineWriter) {
+// delist undoes enlist.
+func (s *session) delist(d *deadlineWriter) {
 	s.bmu.Lock()
 	defer s.bmu.Unlock()
-	if !d.tracked {
+	if !d.enlisted {
 		return
 	}
 	if d.prev != nil {
@@ -136,7 +136,7 @@ func (s *session) untrack(d *deadlineWriter) {
 	if d.next != nil {
 		d.next.prev = d.prev
 	}
-	d.prev, d.next, d.tracked = nil, nil, false
+	d.prev, d.next, d.enlisted = nil, nil, false
 }
 
 // getStream is a standalone GET being served, so that a newer GET can replace it.
