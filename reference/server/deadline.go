@@ -104,12 +104,12 @@ func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter 
 func (d *deadlineWriter) arm() *http.ResponseController {
 	rc := d.controller()
 	now := time.Now() // the network runs on real time
-	until := now.Add(d.timeout).Sub(deadlineEpoch)
-	if left := time.Duration(d.armedUntil.Load()) - now.Sub(deadlineEpoch); left > d.timeout-d.timeout/rearmEvery {
+	at := now.Sub(deadlineEpoch)
+	if left := time.Duration(d.armedUntil.Load()) - at; left > d.timeout-d.timeout/rearmEvery {
 		return rc // armed a moment ago
 	}
 	rc.SetWriteDeadline(now.Add(d.timeout))
-	d.armedUntil.Store(int64(until))
+	d.armedUntil.Store(int64(at + d.timeout))
 	return rc
 }
 
@@ -140,7 +140,7 @@ func (d *deadlineWriter) done() {
 func (d *deadlineWriter) kill() {
 	d.markDead()
 	if d.writing.Load() > 0 {
-		http.NewResponseController(d.ResponseWriter).SetWriteDeadline(time.Now())
+		d.controller().SetWriteDeadline(time.Now())
 		d.armedUntil.Store(-1) // armed, in the past
 	}
 }
