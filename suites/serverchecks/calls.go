@@ -230,3 +230,15 @@ func (e *env) resume(ctx context.Context, sid string, from *collector) *collecto
 	e.Expect(err).NotTo(HaveOccurred(), "GET with Last-Event-ID %q", lastID)
 	return e.collect("GET after "+lastID, s)
 }
+
+// resumeAsClient resumes from's stream as a client back from a refresh
+// does, collecting it as name. A resume that fails is no verdict here: it
+// is logged, and the caller counts the streams it has.
+func (e *env) resumeAsClient(ctx context.Context, sid string, from *collector, name string) (*collector, error) {
+	s, err := e.get(ctx, e.C, sid, from.LastID())
+	if err != nil {
+		e.Logf("resuming %s from %s failed (%v): it does not count", from.name, from.LastID(), err)
+		return nil, err
+	}
+	return e.collect(name, s), nil
+}

@@ -52,10 +52,8 @@ func replayChecks() []def {
 				other = post
 			}
 			if other.LastID() != "" {
-				if s, err := e.get(ctx, e.C, sid, other.LastID()); err == nil {
-					streams = append(streams, e.collect(other.name+", resumed after the second refresh", s))
-				} else {
-					e.Logf("resuming %s failed (%v): it does not count", other.name, err)
+				if again, err := e.resumeAsClient(ctx, sid, other, other.name+", resumed after the second refresh"); err == nil {
+					streams = append(streams, again)
 				}
 			}
 			e.Eventually(func() int { return e.countNotes(k, streams...) }).Should(BeNumerically(">=", e.Config.Tools.Notifying.Notifications),

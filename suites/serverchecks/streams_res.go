@@ -47,13 +47,11 @@ func streamResilienceChecks() []def {
 			streams := []*collector{first, k.post, get}
 			resumeFailed := ""
 			if e.countNotes(k, streams...) < want && k.post.LastID() != "" {
-				if s, err := e.get(ctx, e.C, sid, k.post.LastID()); err == nil {
-					resumed := e.collect("the POST stream resumed", s)
+				if resumed, err := e.resumeAsClient(ctx, sid, k.post, "the POST stream resumed"); err == nil {
 					e.WaitUntil(toolRun(e.Config), func() bool { _, ok := k.response(resumed.Messages()); return ok })
 					streams = append(streams, resumed)
 				} else {
 					resumeFailed = fmt.Sprintf("; resuming the POST stream from %s failed: %v", k.post.LastID(), err)
-					e.Logf("resuming the POST stream failed (%v): only the GET streams count", err)
 				}
 			}
 			e.Pause(quiet(e.Config))
