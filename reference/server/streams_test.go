@@ -22,11 +22,7 @@ var noKeepAlive = server.Config{SSEKeepAlive: -1}
 // stream after its priming event.
 func (e *env) startLongOperation(c *wire.Client, sid string, steps int) *wire.Stream {
 	e.t.Helper()
-	req, err := c.NewHTTPRequest(e.ctx(), http.MethodPost, sid, c.Request("tools/call", wire.ToolParams("long_operation", map[string]any{"steps": steps, "interval_ms": 1000}, "tok")))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	st, err := c.Open(req)
+	st, err := c.OpenPOST(e.ctx(), sid, c.Request("tools/call", wire.ToolParams("long_operation", map[string]any{"steps": steps, "interval_ms": 1000}, "tok")))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -29,9 +29,7 @@ func (e *env) startNotifying(ctx context.Context, c *wire.Client, sid, token str
 	t := e.Config.Tools.Notifying
 	body := c.Request("tools/call", wire.ToolParams(t.Name, t.Arguments, token))
 	id, _ := json.Marshal(body["id"])
-	req, err := c.NewHTTPRequest(ctx, http.MethodPost, sid, body)
-	e.Expect(err).NotTo(HaveOccurred())
-	s, err := c.Open(req)
+	s, err := c.OpenPOST(ctx, sid, body)
 	if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusOK {
 		e.Skip("the target answered tools/call with a JSON body, not an SSE stream; this check needs the response streamed")
 	}
