@@ -9,6 +9,7 @@ all: lint build test
 
 build:
 	$(GO) build -o $(BIN) ./cmd/mcp-conform
+	$(GO) build -o bin/reference-server ./cmd/reference-server
 
 # The test command CI runs: lint, every package with the race detector, then
 # a short run of each fuzz target. Its budget is a count of inputs, not a
@@ -67,7 +68,7 @@ conform-thirdparty: build
 .PHONY: storm
 storm: build
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
-	storm/compare.sh $(CURDIR)/$(BIN) $(CURDIR)/bin/gosdk-peer
+	storm/compare.sh $(CURDIR)/$(BIN) $(CURDIR)/bin/gosdk-peer $(CURDIR)/bin/reference-server
 
 # The official MCP conformance suite (fixtures/official): the reference
 # server (serve --conformance-tools) and the reference client against the

@@ -7,22 +7,28 @@
 # table of all runs to $STORM_OUT/table.md. Exits 1 when a reference run
 # failed.
 #
-#   storm/compare.sh BIN GOSDK_PEER
+#   storm/compare.sh BIN GOSDK_PEER REFERENCE_SERVER
+#
+# BIN is mcp-conform (the load generator), REFERENCE_SERVER the
+# reference-server binary (the reference's server alone: mcp-conform's
+# reference-server command also carries the harness, whose packages' own
+# memory would count against the server).
 #
 # STORM_N (default "100 500 1000") and STORM_STRATEGY_N (default 500) pick
 # the sizes, STORM_ROUNDS (default 5) how often each size is stormed.
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: $0 MCP_CONFORM_BIN GOSDK_PEER_BIN" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: $0 MCP_CONFORM_BIN GOSDK_PEER_BIN REFERENCE_SERVER_BIN" >&2; exit 2; }
 bin=$1
 peer=$2
+refbin=$3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 out=${STORM_OUT:-reports/storm}
 mkdir -p "$out"
 rm -f "$out"/*.json "$out"/*.txt
 
-ref="$bin reference-server --addr 127.0.0.1:{port} --bearer-token alice=alice-token --bearer-token bob=bob-token --max-sessions-per-principal 100000 --log-level warn"
+ref="$refbin --addr 127.0.0.1:{port} --bearer-token alice=alice-token --bearer-token bob=bob-token --max-sessions-per-principal 100000 --log-level warn"
 gosdk="GOSDK_PEER=$peer $root/fixtures/thirdparty/gosdk/start.sh {port}"
 ts="$root/fixtures/thirdparty/ts-sdk/start.sh {port}"
 url='http://127.0.0.1:{port}/mcp'

@@ -78,24 +78,24 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	rest := fs.Args()
 	switch {
 	case f.stateDir == "":
-		return nil, usageError{errors.New("--state-dir is required")}
+		return nil, usageError(errors.New("--state-dir is required"))
 	case f.resume && f.disconnect:
-		return nil, usageError{errors.New("--resume and --disconnect exclude each other")}
+		return nil, usageError(errors.New("--resume and --disconnect exclude each other"))
 	case f.task && (f.disconnect || (!f.resume && len(rest) == 0)):
-		return nil, usageError{errors.New("--task needs a TOOL (or --resume)")}
+		return nil, usageError(errors.New("--task needs a TOOL (or --resume)"))
 	case (f.resume || f.disconnect) && len(rest) > 0:
-		return nil, usageError{fmt.Errorf("--resume and --disconnect take no TOOL, got %s", strings.Join(rest, " "))}
+		return nil, usageError(fmt.Errorf("--resume and --disconnect take no TOOL, got %s", strings.Join(rest, " ")))
 	case len(rest) > 2:
-		return nil, usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(rest[2:], " "))}
+		return nil, usageError(fmt.Errorf("unexpected arguments: %s", strings.Join(rest[2:], " ")))
 	case f.reconnect != string(client.Auto) && f.reconnect != string(client.Reinitialize) && f.reconnect != string(client.Reuse):
-		return nil, usageError{fmt.Errorf("--reconnect must be auto, reinit or reuse, got %q", f.reconnect)}
+		return nil, usageError(fmt.Errorf("--reconnect must be auto, reinit or reuse, got %q", f.reconnect))
 	case f.reconnectDelay <= 0 || f.maxReconnectDelay <= 0:
-		return nil, usageError{errors.New("--reconnect-delay and --max-reconnect-delay must be positive")}
+		return nil, usageError(errors.New("--reconnect-delay and --max-reconnect-delay must be positive"))
 	case f.reconnectWait < 0 || f.timeout < 0:
-		return nil, usageError{errors.New("--reconnect-wait and --timeout must not be negative")}
+		return nil, usageError(errors.New("--reconnect-wait and --timeout must not be negative"))
 	}
 	if err := client.CheckProtocolVersion(f.version); err != nil {
-		return nil, usageError{fmt.Errorf("--protocol-version: %w", err)}
+		return nil, usageError(fmt.Errorf("--protocol-version: %w", err))
 	}
 	if len(rest) > 0 {
 		f.tool = rest[0]
@@ -104,12 +104,12 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	if len(rest) == 2 {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(rest[1]), &obj); err != nil || obj == nil {
-			return nil, usageError{fmt.Errorf("JSON_ARGS must be a JSON object, got %q", rest[1])}
+			return nil, usageError(fmt.Errorf("JSON_ARGS must be a JSON object, got %q", rest[1]))
 		}
 		f.args = json.RawMessage(rest[1])
 	}
 	if f.version == client.ModernProtocolVersion && (f.disconnect || (f.tool != "" && !f.task)) {
-		return nil, usageError{fmt.Errorf("--protocol-version %s has no sessions: a call runs there only as a task (--task), and there is no session to --disconnect", client.ModernProtocolVersion)}
+		return nil, usageError(fmt.Errorf("--protocol-version %s has no sessions: a call runs there only as a task (--task), and there is no session to --disconnect", client.ModernProtocolVersion))
 	}
 	if f.settle == 0 {
 		f.settle = -1 // Options' zero means the default; the flag's means none

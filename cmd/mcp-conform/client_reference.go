@@ -35,16 +35,16 @@ func runClientReference(ctx context.Context, args []string, stdout, stderr io.Wr
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError{errors.New("want exactly one argument, the server URL")}
+		return usageError(errors.New("want exactly one argument, the server URL"))
 	}
 	r, err := contract.FromEnv(fs.Arg(0))
 	if err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	var fx clients.Fixture
 	if *broken != "" {
 		if fx, err = clients.Lookup(*broken); err != nil {
-			return usageError{err}
+			return usageError(err)
 		}
 	}
 	do := func() error {

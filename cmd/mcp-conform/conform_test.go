@@ -172,27 +172,27 @@ func runFixtures(t *testing.T, order []fixtures.Fixture, extra ...string) map[st
 // separate processes. The package's tests share one build.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	cli.once.Do(func() {
+	built.once.Do(func() {
 		goTool, err := exec.LookPath("go")
 		if err != nil {
 			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
-		if cli.dir, cli.err = os.MkdirTemp("", "mcp-conform-cli-"); cli.err != nil {
+		if built.dir, built.err = os.MkdirTemp("", "mcp-conform-cli-"); built.err != nil {
 			return
 		}
-		cli.exe = filepath.Join(cli.dir, "mcp-conform")
-		if out, err := exec.Command(goTool, "build", "-o", cli.exe, ".").CombinedOutput(); err != nil {
-			cli.err = fmt.Errorf("go build: %v\n%s", err, out)
+		built.exe = filepath.Join(built.dir, "mcp-conform")
+		if out, err := exec.Command(goTool, "build", "-o", built.exe, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
-	if cli.err != nil {
-		t.Fatal(cli.err)
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return cli.exe
+	return built.exe
 }
 
-// cli is the binary buildCLI built once; TestMain removes its directory.
-var cli struct {
+// built is the binary buildCLI built once; TestMain removes its directory.
+var built struct {
 	once     sync.Once
 	dir, exe string
 	err      error

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/reference/serve"
 )
 
 func runFixture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,14 +51,14 @@ flags:`)
 		return tw.Flush()
 	}
 	if fs.NArg() != 1 {
-		return usageError{errors.New("want exactly one fixture name (see --list)")}
+		return usageError(errors.New("want exactly one fixture name (see --list)"))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := fixtures.Config()
 	cfg.Logger = log
 	if rf, err := fixtures.LookupReplicas(fs.Arg(0)); err == nil {
 		if !strings.HasPrefix(*storeURL, "redis://") {
-			return usageError{fmt.Errorf("replica fixture %s needs --store redis://HOST:PORT/DB", rf.Name)}
+			return usageError(fmt.Errorf("replica fixture %s needs --store redis://HOST:PORT/DB", rf.Name))
 		}
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
@@ -69,14 +70,14 @@ flags:`)
 			return fmt.Errorf("--store: %w", err)
 		}
 		defer r.Close()
-		return serveUntilDone(ctx, r.Host, stdout, log)
+		return serve.UntilDone(ctx, r.Host, stdout, log)
 	}
 	if *storeURL != "" {
-		return usageError{errors.New("--store is for replica fixtures only (see --list)")}
+		return usageError(errors.New("--store is for replica fixtures only (see --list)"))
 	}
 	f, err := fixtures.Lookup(fs.Arg(0))
 	if err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -87,5 +88,5 @@ flags:`)
 		ln.Close()
 		return err
 	}
-	return serveUntilDone(ctx, h, stdout, log)
+	return serve.UntilDone(ctx, h, stdout, log)
 }

@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,18 +11,28 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/mcp-conform/mcp-conform/internal/cli"
+	"github.com/mcp-conform/mcp-conform/reference/serve"
 )
 
 // Exit codes: 0 success, 1 a required check failed (or the command failed),
 // 2 usage or setup error.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK    = cli.ExitOK
+	exitFail  = cli.ExitFail
+	exitUsage = cli.ExitUsage
 )
 
-// usageError marks errors that exit with exitUsage.
-type usageError struct{ error }
+// usageError marks err as one that exits with exitUsage.
+func usageError(err error) error { return cli.Usage(err) }
+
+// Flag helpers shared with the reference-server binary.
+var (
+	parseFlags = cli.ParseFlags
+	noArgs     = cli.NoArgs
+	flagSet    = cli.FlagSet
+)
 
 type command struct {
 	name    string
@@ -65,19 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] && !slices.Contains(c.aliases, args[0]) {
 			continue
 		}
-		err := c.run(ctx, args[1:], stdout, stderr)
-		switch {
-		case err == nil:
-			return exitOK
-		case errors.Is(err, flag.ErrHelp):
-			return exitOK
-		case errors.As(err, new(usageError)):
-			fmt.Fprintf(stderr, "mcp-conform %s: %v\n", c.name, err)
-			return exitUsage
-		default:
-			fmt.Fprintf(stderr, "mcp-conform %s: %v\n", c.name, err)
-			return exitFail
-		}
+		return cli.ExitCode(c.run(ctx, args[1:], stdout, stderr), "mcp-conform "+c.name, stderr)
 	}
 	fmt.Fprintf(stderr, "mcp-conform: unknown command %q\n\n", args[0])
 	usage(stderr)
@@ -96,22 +92,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'mcp-conform <command> -h' for a command's flags.")
 }
 
-// parseFlags parses a command's flags: -h is flag.ErrHelp (exit 0), any
-// other error a usage error (exit 2).
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	return nil
-}
-
-// noArgs is the usage error of a command that takes no positional arguments.
-func noArgs(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
-	}
-	return nil
+// runServe is the reference-server command.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return serve.Run(ctx, "mcp-conform reference-server", args, stdout, stderr)
 }

@@ -23,8 +23,8 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	parallelBeside()
 	code := m.Run()
-	if cli.dir != "" {
-		os.RemoveAll(cli.dir)
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
 	}
 	os.Exit(code)
 }

@@ -40,7 +40,7 @@ flags:`)
 		return err
 	}
 	if *url == "" {
-		return usageError{fmt.Errorf("--url is required")}
+		return usageError(fmt.Errorf("--url is required"))
 	}
 	if err := explicitDir(fs, "out", *out); err != nil {
 		return err

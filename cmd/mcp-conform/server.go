@@ -80,7 +80,7 @@ func loadExpected(path string) (map[string]bool, error) {
 	}
 	ef, err := harness.LoadExpectedFailures(path)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError(err)
 	}
 	return ef, nil
 }
@@ -89,7 +89,7 @@ func loadExpected(path string) (map[string]bool, error) {
 // a failed required check 1.
 func verdict(run *report.Run, err error) error {
 	if se := new(harness.SetupError); errors.As(err, &se) {
-		return usageError{se}
+		return usageError(se)
 	}
 	if err != nil {
 		return err

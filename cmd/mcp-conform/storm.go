@@ -79,18 +79,18 @@ flags:`)
 		return err
 	}
 	if *timeout <= 0 {
-		return usageError{fmt.Errorf("--timeout must be positive, got %v", *timeout)}
+		return usageError(fmt.Errorf("--timeout must be positive, got %v", *timeout))
 	}
 	cfg, err := stormProfile(*targetURL, *targetConfig)
 	if err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	if err := stormTool(&o, cfg, *targetURL == "", *arguments, *notes, *interval); err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	o.Header = cfg.RequestHeader()
 	if err := o.Validate(); err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("the run's --timeout of %v passed", *timeout))
 	defer cancel()
@@ -98,11 +98,11 @@ flags:`)
 	switch {
 	case *serverCmd != "":
 		if err := stormCmdFlags(*targetURL, *serverCmd); err != nil {
-			return usageError{err}
+			return usageError(err)
 		}
 		p, err := harness.StartProcess(ctx, *serverCmd, *targetURL, *startTimeout)
 		if err != nil {
-			return usageError{err}
+			return usageError(err)
 		}
 		defer p.Close()
 		o.URL = p.URL()
@@ -116,7 +116,7 @@ flags:`)
 		o.URL = h.URL()
 	default:
 		if strings.Contains(*targetURL, "{port}") {
-			return usageError{errors.New("--url contains {port} but no --server-cmd is given")}
+			return usageError(errors.New("--url contains {port} but no --server-cmd is given"))
 		}
 		o.URL = *targetURL
 	}

@@ -1,4 +1,6 @@
-package main
+// Package serve runs the reference server from command-line flags: the
+// mcp-conform reference-server command and the reference-server binary.
+package serve
 
 import (
 	"context"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/internal/cli"
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
 	"github.com/mcp-conform/mcp-conform/reference/redisstore"
 	"github.com/mcp-conform/mcp-conform/reference/server"
@@ -20,8 +23,10 @@ import (
 // once the sessions are closed (server.Host bounds that step).
 const shutdownTimeout = 5 * time.Second
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("reference-server", flag.ContinueOnError)
+// Run parses args as prog's flags, serves until ctx ends, then shuts down.
+// Bad flags are a cli.UsageError; -h is flag.ErrHelp.
+func Run(ctx context.Context, prog string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; port 0 picks a free port")
 	path := fs.String("path", "/mcp", "URL path of the MCP endpoint")
@@ -68,31 +73,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	storeURL := fs.String("store", "", "keep sessions, session state and events in Redis (redis://HOST:PORT/DB) so that replicas share them; default in memory")
 	logLevel := fs.String("log-level", "info", "lifecycle log level on stderr: debug, info, warn or error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mcp-conform reference-server [flags]   (also: mcp-conform serve)\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:")
+		fmt.Fprintf(stderr, "usage: %s [flags]\n\nRuns the reference MCP Streamable HTTP server. Prints 'listening on URL' when ready.\n\nflags:\n", prog)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := noArgs(fs); err != nil {
+	if err := cli.NoArgs(fs); err != nil {
 		return err
 	}
 	// Config reads zero as the default and a negative value as none; on
 	// the command line 0 means none.
 	for name, d := range map[string]*time.Duration{"redirect-delay": &cfg.RedirectDelay, "resume-get-wait": &cfg.ResumeGETWait} {
 		if *d < 0 {
-			return usageError{fmt.Errorf("--%s must not be negative, got %v", name, *d)}
+			return cli.Usage(fmt.Errorf("--%s must not be negative, got %v", name, *d))
 		}
-		if *d == 0 && flagSet(fs, name) {
+		if *d == 0 && cli.FlagSet(fs, name) {
 			*d = -1
 		}
 	}
 	if !strings.HasPrefix(*path, "/") {
-		return usageError{fmt.Errorf("--path must start with /, got %q", *path)}
+		return cli.Usage(fmt.Errorf("--path must start with /, got %q", *path))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return usageError{fmt.Errorf("--log-level: %v", err)}
+		return cli.Usage(fmt.Errorf("--log-level: %v", err))
 	}
 	// Config treats zero as "use the default"; on the command line it is a mistake.
 	for name, d := range map[string]time.Duration{
@@ -104,7 +109,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"--task-ttl": cfg.TaskTTL, "--task-max-ttl": cfg.TaskMaxTTL, "--task-poll-interval": cfg.TaskPollInterval,
 	} {
 		if d <= 0 {
-			return usageError{fmt.Errorf("%s must be positive, got %v", name, d)}
+			return cli.Usage(fmt.Errorf("%s must be positive, got %v", name, d))
 		}
 	}
 	// Config treats zero as "use the default" and rejects negatives without
@@ -120,14 +125,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"--max-retained-tasks-per-client": int64(cfg.MaxRetainedTasksPerClient),
 	} {
 		if n <= 0 {
-			return usageError{fmt.Errorf("%s must be positive, got %d", name, n)}
+			return cli.Usage(fmt.Errorf("%s must be positive, got %d", name, n))
 		}
 	}
 	if !(cfg.AnonymousSessionRate > 0) {
-		return usageError{fmt.Errorf("--anonymous-session-rate must be positive, got %v", cfg.AnonymousSessionRate)}
+		return cli.Usage(fmt.Errorf("--anonymous-session-rate must be positive, got %v", cfg.AnonymousSessionRate))
 	}
 	if cfg.SSEKeepAlive < 0 {
-		return usageError{fmt.Errorf("--sse-keepalive must not be negative, got %v", cfg.SSEKeepAlive)}
+		return cli.Usage(fmt.Errorf("--sse-keepalive must not be negative, got %v", cfg.SSEKeepAlive))
 	}
 	if cfg.SSEKeepAlive == 0 {
 		cfg.SSEKeepAlive = -1 // Config's zero means the default; the flag's means off
@@ -139,7 +144,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	if *storeURL != "" {
 		if !strings.HasPrefix(*storeURL, "redis://") {
-			return usageError{fmt.Errorf("--store must be redis://HOST:PORT/DB, got %q", *storeURL)}
+			return cli.Usage(fmt.Errorf("--store must be redis://HOST:PORT/DB, got %q", *storeURL))
 		}
 		st, err := redisstore.New(ctx, redisstore.Options{
 			URL: *storeURL, MaxAge: cfg.EventMaxAge, CleanupInterval: cfg.EventCleanupInterval, MaxBytes: cfg.EventMaxBytes,
@@ -157,14 +162,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	h, err := server.NewHost(cfg, ln, server.HostOptions{Path: *path})
 	if err != nil {
 		ln.Close()
-		return usageError{err}
+		return cli.Usage(err)
 	}
-	return serveUntilDone(ctx, h, stdout, cfg.Logger)
+	return UntilDone(ctx, h, stdout, cfg.Logger)
 }
 
-// serveUntilDone prints where h listens, serves until ctx ends, then
-// shuts down cleanly (sessions first, then the HTTP server).
-func serveUntilDone(ctx context.Context, h *server.Host, stdout io.Writer, log *slog.Logger) error {
+// UntilDone prints where h listens, serves until ctx ends, then shuts
+// down cleanly (sessions first, then the HTTP server).
+func UntilDone(ctx context.Context, h *server.Host, stdout io.Writer, log *slog.Logger) error {
 	fmt.Fprintf(stdout, "listening on %s\n", h.URL())
 	select {
 	case <-ctx.Done():

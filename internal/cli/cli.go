@@ -1,0 +1,70 @@
+// Package cli holds what the project's commands share about flags and
+// exit codes: a usage error exits 2, -h exits 0.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes: 0 success, 1 a required check failed (or the command failed),
+// 2 usage or setup error.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2
+)
+
+// UsageError marks errors that exit with ExitUsage.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usage marks err as a usage error.
+func Usage(err error) error { return UsageError{Err: err} }
+
+// ParseFlags parses a command's flags: -h is flag.ErrHelp (exit 0), any
+// other error a usage error (exit 2).
+func ParseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return Usage(err)
+	}
+	return nil
+}
+
+// NoArgs is the usage error of a command that takes no positional arguments.
+func NoArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return Usage(fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	}
+	return nil
+}
+
+// FlagSet reports whether the command line set the flag name.
+func FlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// ExitCode is the exit status for a command's error; it prints the error,
+// prefixed with prog, unless it is nil or -h.
+func ExitCode(err error, prog string, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, new(UsageError)):
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return ExitUsage
+	default:
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return ExitFail
+	}
+}
