@@ -20,6 +20,9 @@ var idPrefix = []byte(`{"jsonrpc":"2.0","id":`)
 // keys, without decoding (every message is stored, and a decoder allocates
 // dozens of times per message); anything else is decoded.
 func IsResponse(data []byte) bool {
+	if len(data) == 0 {
+		return false // a priming event
+	}
 	if bytes.HasPrefix(data, notePrefix) {
 		return false // a notification, most of what a stream carries
 	}

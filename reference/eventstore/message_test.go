@@ -17,6 +17,7 @@ func TestIsResponse(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":{"text":"method"}}`:                       true,
 		`{"jsonrpc":"2.0","id":2,"method":"elicitation/create","params":{}}`:        false,
 		`not json`: false,
+		``:         false, // a priming event
 	} {
 		if got := IsResponse([]byte(data)); got != want {
 			t.Errorf("IsResponse(%s) = %v, want %v", data, got, want)
@@ -26,7 +27,9 @@ func TestIsResponse(t *testing.T) {
 		}
 	}
 	resp := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"completed 20 steps"}]}}`)
-	if n := testing.AllocsPerRun(100, func() { IsResponse(resp) }); n != 0 {
-		t.Errorf("IsResponse of a go-sdk response allocates %v times", n)
+	for _, data := range [][]byte{resp, nil} {
+		if n := testing.AllocsPerRun(100, func() { IsResponse(data) }); n != 0 {
+			t.Errorf("IsResponse(%s) allocates %v times", data, n)
+		}
 	}
 }

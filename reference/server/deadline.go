@@ -160,11 +160,28 @@ func (s *Server) Serving() int { return int(s.serving.Load()) }
 
 // bind prepares a request of sess for the go-sdk: its writes get deadlines,
 // and it ends when a write stalls or the session is removed (DELETE, expiry,
-// shutdown end the session's streams). The caller must call release when
-// the request is done.
-func (s *Server) bind(w http.ResponseWriter, r *http.Request, sess *session) (dw *deadlineWriter, br *http.Request, release func()) {
+// shutdown end the session's streams). It returns the writer, the context
+// to run the request with (a child of parent, the request's context with any
+// values it needs), the cancel that ends it, and release, which the caller
+// must call when the request is done.
+func (s *Server) bind(w http.ResponseWriter, parent context.Context, sess *session) (*deadlineWriter, context.Context, context.CancelFunc, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	dw, release := s.bindWriter(w, sess, cancel)
+	return dw, ctx, cancel, release
+}
+
+// bindBrief is bind for a request that waits for nothing: an initialize, or
+// a POST of notifications and responses, which the go-sdk answers at once.
+// A stalled write or the session's end fails its writes, which is all it
+// takes to end it; it runs with parent, saving a context per request.
+func (s *Server) bindBrief(w http.ResponseWriter, sess *session) (*deadlineWriter, func()) {
+	return s.bindWriter(w, sess, nil)
+}
+
+// bindWriter makes the writers of a request; cancel, if any, ends the
+// request when a write fails and when it is released.
+func (s *Server) bindWriter(w http.ResponseWriter, sess *session, cancel context.CancelFunc) (*deadlineWriter, func()) {
 	s.serving.Add(1)
-	ctx, cancel := context.WithCancel(r.Context())
 	// One allocation for the writers of a request, rather than one each.
 	b := &struct {
 		dw deadlineWriter
@@ -173,8 +190,13 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, sess *session) (dw
 	}{}
 	b.je.ResponseWriter = w
 	b.rc = *http.NewResponseController(&b.je)
-	b.dw = deadlineWriter{ResponseWriter: &b.je, timeout: s.cfg.WriteTimeout, onDead: cancel, errs: &b.je, rc: &b.rc}
+	b.dw = deadlineWriter{ResponseWriter: &b.je, timeout: s.cfg.WriteTimeout, errs: &b.je, rc: &b.rc}
 	dw, je := &b.dw, &b.je
+	if cancel == nil {
+		sess.enlist(dw)
+		return dw, func() { sess.delist(dw); je.finish(); dw.done(); s.serving.Add(-1) }
+	}
+	dw.onDead = cancel
 	sess.enlist(dw)
-	return dw, r.WithContext(ctx), func() { sess.delist(dw); cancel(); je.finish(); dw.done(); s.serving.Add(-1) }
+	return dw, func() { sess.delist(dw); cancel(); je.finish(); dw.done(); s.serving.Add(-1) }
 }

@@ -1,12 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"sync"
@@ -122,15 +122,15 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r = withRequests(r, batch)
+	r.Body = newBody(body)
+	ctx := withRequests(r.Context(), batch)
 
 	if id == "" {
 		if !init {
 			writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (only initialize may omit it)", nil)
 			return
 		}
-		s.initializeNew(w, r, principal, rpcID)
+		s.initializeNew(w, r, ctx, principal, rpcID)
 		return
 	}
 	sess, gen, ok := s.enter(w, r, principal, id)
@@ -139,25 +139,27 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	}
 	defer s.ended(sess)
 	defer gen.release()
-	dw, r, release := s.bind(w, r, sess)
+	if calls == 0 && !init {
+		dw, release := s.bindBrief(w, sess)
+		defer release()
+		dw.errs.id = rpcID
+		useNegotiatedVersion(r, gen)
+		gen.handler.ServeHTTP(dw, r.WithContext(ctx))
+		return
+	}
+	dw, ctx, cancel, release := s.bind(w, ctx, sess)
 	defer release()
 	dw.errs.id = rpcID
 	if init {
-		s.reinitialize(dw, r, sess)
+		s.reinitialize(dw, r.WithContext(ctx), sess)
 		return
 	}
-	if s.serveTask(dw, r, sess, body) {
+	if s.serveTask(ctx, dw, sess, body) {
 		return
 	}
 	useNegotiatedVersion(r, gen)
-	if calls == 0 {
-		gen.handler.ServeHTTP(dw, r)
-		return
-	}
 	// The POST carries its stream until it returns, or until a GET resuming
-	// the stream ends it (see carry).
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	// the stream ends it (see carry): ending the request ends it.
 	p, car := sess.openPOST(gen, calls, cancel)
 	if s.shared {
 		sess.setCallIDs(p, callIDs(rpcID, batch))
@@ -180,8 +182,9 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 	}
 	defer s.ended(sess)
 	defer gen.release()
-	dw, r, release := s.bind(w, r, sess)
+	dw, ctx, _, release := s.bind(w, r.Context(), sess)
 	defer release()
+	r = r.WithContext(ctx)
 	useNegotiatedVersion(r, gen)
 	last := r.Header.Get(headerLastEventID)
 	index := 0
@@ -315,12 +318,12 @@ func (s *Server) prime(w http.ResponseWriter, r *http.Request, sess *session, sw
 // stream runs in the request's context, which bind made cancellable (dw's
 // onDead): a context of its own would cost every idle GET another few
 // hundred bytes.
-func (s *Server) openStandalone(dw *deadlineWriter, r *http.Request, sess *session) (ctx context.Context, cancel context.CancelFunc, sw *streamWriter, done func()) {
-	ctx, cancel = r.Context(), dw.onDead
-	sw = &streamWriter{ResponseWriter: dw, onEvent: sess.markDelivered}
+func (s *Server) openStandalone(dw *deadlineWriter, r *http.Request, sess *session) (context.Context, context.CancelFunc, *streamWriter, func()) {
+	cancel := dw.onDead
+	sw := &streamWriter{ResponseWriter: dw, onEvent: sess.markDelivered}
 	cur, old := sess.attachGET(cancel, sw)
 	s.takeOver(sess, old)
-	return ctx, cancel, sw, func() {
+	return r.Context(), cancel, sw, func() {
 		sess.detachGET(cur)
 		sw.finish()
 		cancel()
@@ -471,7 +474,7 @@ func (s *Server) answerUnknown(w http.ResponseWriter, r *http.Request, principal
 
 // initializeNew starts a session. It enters the table before the go-sdk
 // writes the InitializeResult, so the client's next request finds it.
-func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal string, rpcID json.RawMessage) {
+func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, ctx context.Context, principal string, rpcID json.RawMessage) {
 	sess, err := s.create(principal, r.RemoteAddr)
 	if err != nil {
 		writeCreateError(w, err)
@@ -479,10 +482,10 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 	}
 	gen, _, _ := sess.begin(s.cfg.Clock.Now())
 	defer s.ended(sess)
-	dw, r, release := s.bind(w, r, sess)
+	dw, release := s.bindBrief(w, sess)
 	defer release()
 	dw.errs.id = rpcID
-	gen.handler.ServeHTTP(dw, r)
+	gen.handler.ServeHTTP(dw, r.WithContext(ctx))
 	// Not serverSession: the client has the InitializeResult before
 	// ServeHTTP returns, and a re-initialize of the session may have
 	// replaced and closed gen meanwhile.
@@ -491,7 +494,9 @@ func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, principal
 		return
 	}
 	s.saveShared(sess, gen)
-	s.log.Info("session created", "session", sess.id, "principal", principal)
+	if s.log.Enabled(context.Background(), slog.LevelInfo) { // the arguments cost allocations even when off
+		s.log.Info("session created", "session", sess.id, "principal", principal)
+	}
 }
 
 // reinitialize recreates the transport of a live session (RECREATE-*): a new

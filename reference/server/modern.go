@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,7 +112,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, principal s
 	if s.serveModernTask(w, r, principal, body) {
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = newBody(body)
 	je := &jsonErrors{ResponseWriter: w} // the go-sdk's 415 and 400 are plain text
 	_, je.id, _, _, _ = peek(body)
 	s.modern.handler.ServeHTTP(je, r.WithContext(context.WithValue(r.Context(), modernPrincipalKey{}, principal)))

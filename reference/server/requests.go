@@ -1,18 +1,31 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
-	"net/http"
+	"io"
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
 )
 
-// withRequests marks r with how many requests its body carries, so that the
-// event store knows when the POST stream the go-sdk opens for it is
-// finished and can drop it once its events are evicted.
-func withRequests(r *http.Request, batch []json.RawMessage) *http.Request {
-	return r.WithContext(eventstore.WithRequests(r.Context(), countRequests(batch)))
+// withRequests marks a POST's context with how many requests its body
+// carries, so that the event store knows when the POST stream the go-sdk
+// opens for it is finished and can drop it once its events are evicted.
+func withRequests(ctx context.Context, batch []json.RawMessage) context.Context {
+	return eventstore.WithRequests(ctx, countRequests(batch))
 }
+
+// postBody is a POST's body, read once and handed to the go-sdk to read again.
+type postBody struct{ bytes.Reader }
+
+func newBody(b []byte) io.ReadCloser {
+	r := &postBody{}
+	r.Reset(b)
+	return r
+}
+
+func (*postBody) Close() error { return nil }
 
 // countRequests counts the requests of a POST body: a single message
 // counts as one (if it is not a request, no stream is opened). Counting a

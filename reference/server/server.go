@@ -271,7 +271,9 @@ func (s *Server) removeAt(sess *session, reason string, onlyIf func() bool, now 
 		s.store.Remove(context.Background(), sess.id)
 		s.events.Forget(sess.id)
 	}
-	s.log.Info("session "+reason, "session", sess.id)
+	if s.log.Enabled(context.Background(), slog.LevelInfo) { // the arguments cost allocations even when off
+		s.log.Info("session "+reason, "session", sess.id)
+	}
 	return true
 }
 

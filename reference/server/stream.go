@@ -68,7 +68,9 @@ func (w *streamWriter) writeHeaderLocked(code int) {
 	}
 	var b bytes.Buffer
 	if w.primingID != "" {
-		fmt.Fprintf(&b, "id: %s\ndata: \n\n", w.primingID)
+		b.WriteString("id: ")
+		b.WriteString(w.primingID)
+		b.WriteString("\ndata: \n\n")
 	}
 	for _, ev := range w.backlog {
 		writeMessageEvent(&b, "", ev.Index, ev.Data)

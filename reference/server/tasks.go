@@ -63,13 +63,13 @@ func taskRequest(body []byte) (taskMessage, bool) {
 // if body is none, for the go-sdk to serve. A task is the principal's
 // (anonymous requestors share "" and hold the unguessable id), never the
 // session's: another session of the same principal reaches it.
-func (s *Server) serveTask(w http.ResponseWriter, r *http.Request, sess *session, body []byte) bool {
+func (s *Server) serveTask(ctx context.Context, w http.ResponseWriter, sess *session, body []byte) bool {
 	m, ok := taskRequest(body)
 	if !ok {
 		return false
 	}
 	owner := sess.principal
-	result, rerr := s.answerTask(r.Context(), m, owner, sess.id)
+	result, rerr := s.answerTask(ctx, m, owner, sess.id)
 	if rerr != nil {
 		writeRPCErrorID(w, http.StatusOK, rerr.Code, rerr.Message, rerr.Data, m.ID)
 		return true
