@@ -42,16 +42,11 @@ func TaskWork(d TaskDeps, name string, arguments json.RawMessage) (func(ctx cont
 			return nil, err
 		}
 		return func(ctx context.Context) *mcp.CallToolResult {
+			p := pacer{clock: d.Clock, interval: interval}
+			defer p.stop()
 			for range a.Steps {
-				if interval <= 0 {
-					continue
-				}
-				t := d.Clock.NewTimer(interval)
-				select {
-				case <-t.C():
-				case <-ctx.Done():
-					t.Stop()
-					return failed(ctx.Err())
+				if err := p.wait(ctx, nil); err != nil {
+					return failed(err)
 				}
 			}
 			return text(fmt.Sprintf("completed %d steps", a.Steps))

@@ -154,18 +154,11 @@ func checkSteps(steps, intervalMS int) (time.Duration, error) {
 // stops it: a dropped stream is not a cancel (DISCONNECT-NOT-CANCEL).
 func longOperation(ctx context.Context, d Deps, sess Session, req *mcp.CallToolRequest, steps int, interval time.Duration) (*mcp.CallToolResult, any, error) {
 	token := req.Params.GetProgressToken()
+	p := pacer{clock: d.Clock, interval: interval}
+	defer p.stop()
 	for i := 1; i <= steps; i++ {
-		if interval > 0 {
-			t := d.Clock.NewTimer(interval)
-			select {
-			case <-t.C():
-			case <-ctx.Done():
-				t.Stop()
-				return nil, nil, ctx.Err()
-			case <-sess.Done():
-				t.Stop()
-				return nil, nil, errors.New("session ended")
-			}
+		if err := p.wait(ctx, sess.Done()); err != nil {
+			return nil, nil, err
 		}
 		// The server picks the stream (the call's own, or another after a
 		// cut); a notification it cannot send must not stop the operation.
