@@ -16,6 +16,9 @@ const (
 	headerSessionID       = "Mcp-Session-Id"
 	headerProtocolVersion = "Mcp-Protocol-Version"
 	headerLastEventID     = "Last-Event-ID"
+	// keyLastEventID is its canonical form: http.Header looks a
+	// non-canonical name up through a canonical copy it allocates.
+	keyLastEventID = "Last-Event-Id"
 	// maxSessionIDLen bounds the id a client may present; ours are 26 characters.
 	maxSessionIDLen = 256
 )

@@ -186,7 +186,7 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request, principal, id 
 	defer release()
 	r = r.WithContext(ctx)
 	useNegotiatedVersion(r, gen)
-	last := r.Header.Get(headerLastEventID)
+	last := r.Header.Get(keyLastEventID)
 	index := 0
 	if last != "" {
 		var done bool
@@ -283,7 +283,7 @@ func (s *Server) startStandalone(w *deadlineWriter, r *http.Request, sess *sessi
 	if !ok {
 		return nil, done
 	}
-	r.Header.Set(headerLastEventID, fmt.Sprintf("_%d", p.Index))
+	r.Header.Set(keyLastEventID, fmt.Sprintf("_%d", p.Index))
 	if s.cfg.SSEKeepAlive <= 0 {
 		return sw, done
 	}

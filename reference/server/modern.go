@@ -103,7 +103,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, principal s
 		return
 	}
 	r.Header.Del(headerSessionID)
-	r.Header.Del(headerLastEventID)
+	r.Header.Del(keyLastEventID)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, "Bad Request: reading body: "+err.Error(), nil)

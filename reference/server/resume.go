@@ -36,7 +36,7 @@ func (s *Server) resumePOST(w http.ResponseWriter, r *http.Request, sess *sessio
 	defer sess.uncarry(p, car)
 	primingID := ""
 	if r.Header.Get(headerProtocolVersion) >= primingVersion {
-		primingID = r.Header.Get(headerLastEventID)
+		primingID = r.Header.Get(keyLastEventID)
 	}
 	w = openSSE(w, primingID)
 	sess.resumed(ctx, p, continued)

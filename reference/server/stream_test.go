@@ -117,3 +117,11 @@ func TestStreamWriterNotify(t *testing.T) {
 		t.Fatalf("delivered %v, want [6 7]", delivered)
 	}
 }
+
+// TestLastEventIDKey: the key looked up is the canonical form of the
+// header's name, so a lookup finds what a client sent in any case.
+func TestLastEventIDKey(t *testing.T) {
+	if got := http.CanonicalHeaderKey(headerLastEventID); got != keyLastEventID {
+		t.Fatalf("canonical %q is %q, not %q", headerLastEventID, got, keyLastEventID)
+	}
+}
