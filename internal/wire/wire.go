@@ -289,9 +289,20 @@ func (c *Client) Connect(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if n.Status != http.StatusAccepted {
-		return "", fmt.Errorf("notifications/initialized: HTTP %d, want 202: %s", n.Status, truncate(n.Body))
+		return "", &InitializedError{SessionID: sid, Response: n}
 	}
 	return sid, nil
+}
+
+// InitializedError is Connect's error when the server did not accept the
+// notifications/initialized of the session its initialize had just made.
+type InitializedError struct {
+	SessionID string
+	Response  *Response
+}
+
+func (e *InitializedError) Error() string {
+	return fmt.Sprintf("notifications/initialized: HTTP %d, want 202: %s", e.Response.Status, truncate(e.Response.Body))
 }
 
 // Call sends a request and returns its answer.

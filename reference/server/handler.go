@@ -130,7 +130,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 			writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (only initialize may omit it)", nil)
 			return
 		}
-		s.initializeNew(w, r, ctx, principal, rpcID)
+		s.initializeNew(ctx, w, r, principal, rpcID)
 		return
 	}
 	sess, gen, ok := s.enter(w, r, principal, id)
@@ -472,9 +472,11 @@ func (s *Server) answerUnknown(w http.ResponseWriter, r *http.Request, principal
 	s.writeSessionGone(w)
 }
 
-// initializeNew starts a session. It enters the table before the go-sdk
-// writes the InitializeResult, so the client's next request finds it.
-func (s *Server) initializeNew(w http.ResponseWriter, r *http.Request, ctx context.Context, principal string, rpcID json.RawMessage) {
+// initializeNew starts a session; ctx is the request's context with the
+// values the go-sdk's handling needs (see withRequests). The session enters
+// the table before the go-sdk writes the InitializeResult, so the client's
+// next request finds it.
+func (s *Server) initializeNew(ctx context.Context, w http.ResponseWriter, r *http.Request, principal string, rpcID json.RawMessage) {
 	sess, err := s.create(principal, r.RemoteAddr)
 	if err != nil {
 		writeCreateError(w, err)

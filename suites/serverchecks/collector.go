@@ -1,6 +1,8 @@
 package serverchecks
 
 import (
+	"fmt"
+
 	. "github.com/onsi/gomega"
 
 	"context"
@@ -158,7 +160,13 @@ func isStatus(err error, status int) bool {
 // connect runs the initialize handshake, watches the session (see watch)
 // and deletes it at the end of the check.
 func (e *env) connect(ctx context.Context, c *wire.Client) string {
+	began := time.Now()
 	sid, err := c.Connect(ctx)
+	if ie := new(wire.InitializedError); errors.As(err, &ie) && gone(ie.Response) {
+		// Gone between the two steps of the handshake: what the check is
+		// about never started.
+		e.Expect(err).NotTo(HaveOccurred(), fmt.Sprintf(SessionLost+": its notifications/initialized got %d %v after its initialize began", ie.Response.Status, time.Since(began).Round(100*time.Millisecond)))
+	}
 	e.Expect(err).NotTo(HaveOccurred(), "initialize handshake")
 	e.Expect(sid).NotTo(BeEmpty(), "Mcp-Session-Id on the InitializeResult")
 	e.Cleanup(func(ctx context.Context) { _, _ = c.Delete(ctx, sid) })

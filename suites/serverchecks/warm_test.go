@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -143,5 +144,36 @@ func TestKeptWarm(t *testing.T) {
 	}}
 	if r := kit.Execute(context.Background(), c, 5*time.Second); r.State != kit.Passed {
 		t.Fatalf("%v: %s", r.State, r.Message)
+	}
+}
+
+// TestSessionLostInHandshake: a session gone before the handshake's
+// notifications/initialized is named as lost, with how long after the
+// initialize; a refusal that does not speak of the session is not.
+func TestSessionLostInHandshake(t *testing.T) {
+	var lists atomic.Int64
+	for _, tc := range []struct {
+		status  int
+		message string
+		lost    bool
+	}{
+		{http.StatusNotFound, "Session not found", true},
+		{http.StatusBadRequest, "Invalid request", false},
+	} {
+		initialize := forgets(&lists, tc.status, tc.message)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Mcp-Session-Id") != "" { // every request after initialize
+				http.Error(w, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"`+tc.message+`"},"id":null}`, tc.status)
+				return
+			}
+			initialize.ServeHTTP(w, r)
+		}))
+		tgt := &Target{URL: srv.URL, Config: &target.Config{}, ProtocolVersion: "2025-11-25"}
+		r := kit.Execute(context.Background(), checkOf(t, tgt, "RECREATE-WORKS-AFTER"), 5*time.Second)
+		srv.Close()
+		named := strings.HasPrefix(r.Message, SessionLost+": its notifications/initialized got "+strconv.Itoa(tc.status))
+		if r.State != kit.Failed || named != tc.lost || !strings.Contains(r.Message, "want 202") {
+			t.Errorf("%d %s: state %v, message:\n%s", tc.status, tc.message, r.State, r.Message)
+		}
 	}
 }
