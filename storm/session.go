@@ -49,10 +49,14 @@ type session struct {
 	firstAt   map[string]time.Time
 }
 
-func newSession(n, cutAfter, want int) *session {
+// newSession is session n, complete once want distinct notifications and,
+// if needRes, the call's result arrived: known from the start, so that a
+// session with every notification before the cut is not taken for complete
+// while its result is still to come from the resume.
+func newSession(n, cutAfter, want int, needRes bool) *session {
 	return &session{
 		n: n, token: fmt.Sprintf("storm-%d", n), notes: map[string][]string{},
-		want: want, cutAfter: cutAfter, reached: make(chan struct{}), done: make(chan struct{}),
+		want: want, needRes: needRes, cutAfter: cutAfter, reached: make(chan struct{}), done: make(chan struct{}),
 		headersAt: map[string]time.Time{}, firstAt: map[string]time.Time{},
 	}
 }
@@ -63,15 +67,6 @@ func (s *session) errorf(format string, args ...any) {
 	if len(s.errs) < 5 {
 		s.errs = append(s.errs, fmt.Sprintf(format, args...))
 	}
-}
-
-// expectResult records whether the result must arrive for the session to
-// be complete.
-func (s *session) expectResult(yes bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.needRes = yes
-	s.checkDone()
 }
 
 func (s *session) checkDone() {

@@ -217,7 +217,7 @@ func (st *storm) run(ctx context.Context) (*Result, error) {
 	ok := make([]bool, st.o.Sessions)
 	st.sessions = make([]*session, st.o.Sessions)
 	pool(st.o.Sessions, st.o.Concurrency, func(i int) {
-		s := newSession(i, st.o.CutAfter, st.o.Notifications)
+		s := newSession(i, st.o.CutAfter, st.o.Notifications, st.o.Reconnect != ReconnectNewGET)
 		st.sessions[i] = s
 		start := time.Now()
 		if err := st.setup(ctx, streams, s); err != nil {
@@ -268,9 +268,6 @@ func (st *storm) run(ctx context.Context) (*Result, error) {
 
 	// The reconnects, after the delay.
 	resume := st.o.Reconnect != ReconnectNewGET
-	for _, s := range ready {
-		s.expectResult(resume)
-	}
 	if err := sleep(ctx, st.o.ReconnectDelay); err != nil {
 		return nil, err
 	}
@@ -341,7 +338,7 @@ func (st *storm) setup(ctx, streams context.Context, s *session) error {
 func (st *storm) warmUp(ctx context.Context) {
 	streams, stop := context.WithCancel(ctx)
 	defer stop()
-	s := newSession(-1, st.o.CutAfter, st.o.Notifications)
+	s := newSession(-1, st.o.CutAfter, st.o.Notifications, false)
 	if st.setup(ctx, streams, s) != nil {
 		return
 	}

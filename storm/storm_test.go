@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -255,4 +257,89 @@ func BenchmarkStorm1000(b *testing.B) {
 		b.ReportMetric(res.Headers[storm.KindResume].P50, "resume-p50-ms")
 		b.ReportMetric(res.ClientCPUSeconds, "cpu-s")
 	}
+}
+
+// TestResultAfterEveryNotification: a call whose notifications all arrive
+// before the cut and whose result comes only on the resume is resumed, and
+// its result counted (the storm once took such a session for complete at
+// its last notification, never resumed it, and reported its result missing).
+func TestResultAfterEveryNotification(t *testing.T) {
+	srv := httptest.NewServer(resultOnResume(t))
+	defer srv.Close()
+	o := storm.Options{
+		URL: srv.URL, Header: http.Header{}, Tool: "slow", Arguments: map[string]any{},
+		Notifications: 2, Interval: 10 * time.Millisecond, Sessions: 3, Concurrency: 3, CutAfter: 1,
+		Reconnect: storm.ReconnectResume, Settle: 10 * time.Second, RequestTimeout: 10 * time.Second,
+	}
+	res := run(t, o)
+	if !res.Passed() || res.ResultsMissing != 0 || res.Delivered != 6 {
+		t.Fatalf("results missing %d, delivered %d, failures %v", res.ResultsMissing, res.Delivered, res.Failures)
+	}
+}
+
+// resultOnResume is an MCP server whose one tool sends both its progress
+// notifications at once and holds its stream without the result, which
+// only a GET resuming the stream after the second notification gets.
+func resultOnResume(t *testing.T) http.Handler {
+	var mu sync.Mutex
+	calls := map[string]json.RawMessage{} // session -> its call's id
+	var sessions atomic.Int32
+	sse := func(w http.ResponseWriter, events ...string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, ev := range events {
+			io.WriteString(w, ev)
+		}
+		w.(http.Flusher).Flush()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get("Mcp-Session-Id")
+		switch r.Method {
+		case http.MethodDelete:
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case http.MethodGet:
+			if r.Header.Get("Last-Event-ID") != "c_2" {
+				sse(w)
+				<-r.Context().Done()
+				return
+			}
+			mu.Lock()
+			id := calls[sid]
+			mu.Unlock()
+			sse(w, `id: c_3`+"\ndata: "+`{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[]}}`+"\n\n")
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Meta struct {
+					Token json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			t.Errorf("undecodable POST: %v", err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		switch m.Method {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", fmt.Sprintf("s%d", sessions.Add(1)))
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"result-on-resume","version":"1"}}}`)
+		case "tools/call":
+			mu.Lock()
+			calls[sid] = m.ID
+			mu.Unlock()
+			note := func(n int) string {
+				return fmt.Sprintf("id: c_%d\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%s,\"progress\":%d,\"total\":2}}\n\n", n, m.Params.Meta.Token, n)
+			}
+			sse(w, note(1), note(2))
+			<-r.Context().Done()
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
 }
