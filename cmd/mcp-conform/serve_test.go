@@ -56,48 +56,6 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestServe runs the serve command in-process: one "listening on" line, a
-// working endpoint, and a clean return when its context ends.
-func TestServe(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var stderr bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"reference-server", "--addr", "127.0.0.1:0", "--path", "/x/mcp", "--grace-period", "1m"}, pw, &stderr)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading stdout: %v (stderr %s)", err, stderr.String())
-	}
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/x/mcp") {
-		t.Fatalf("stdout line %q", line)
-	}
-	go io.Copy(io.Discard, pr)
-	c := wire.New(url)
-	sid, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := c.OpenGET(ctx, sid, "") // a hanging stream must not block shutdown
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	cancel()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("exit %d, stderr %s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not return after its context ended")
-	}
-}
-
 // TestServeSignal builds the binary and stops it with SIGTERM: exit 0, and
 // lifecycle lines on stderr.
 func TestServeSignal(t *testing.T) {

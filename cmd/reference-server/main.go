@@ -7,20 +7,12 @@ package main
 import (
 	"context"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/mcp-conform/mcp-conform/internal/cli"
 	"github.com/mcp-conform/mcp-conform/reference/serve"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main(run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return cli.ExitCode(serve.Run(ctx, "reference-server", args, stdout, stderr), "reference-server", stderr)

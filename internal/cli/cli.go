@@ -3,11 +3,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 )
 
 // Exit codes: 0 success, 1 a required check failed (or the command failed),
@@ -67,4 +71,13 @@ func ExitCode(err error, prog string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return ExitFail
 	}
+}
+
+// Main runs a command's run with its arguments and standard streams, in a
+// context that SIGINT and SIGTERM end, and exits with the status it returns.
+func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
