@@ -190,13 +190,16 @@ func (s *Server) bindWriter(w http.ResponseWriter, sess *session, cancel context
 	}{}
 	b.je.ResponseWriter = w
 	b.rc = *http.NewResponseController(&b.je)
-	b.dw = deadlineWriter{ResponseWriter: &b.je, timeout: s.cfg.WriteTimeout, errs: &b.je, rc: &b.rc}
+	b.dw = deadlineWriter{ResponseWriter: &b.je, timeout: s.cfg.WriteTimeout, onDead: cancel, errs: &b.je, rc: &b.rc}
 	dw, je := &b.dw, &b.je
-	if cancel == nil {
-		sess.enlist(dw)
-		return dw, func() { sess.delist(dw); je.finish(); dw.done(); s.serving.Add(-1) }
-	}
-	dw.onDead = cancel
 	sess.enlist(dw)
-	return dw, func() { sess.delist(dw); cancel(); je.finish(); dw.done(); s.serving.Add(-1) }
+	return dw, func() {
+		sess.delist(dw)
+		if cancel != nil {
+			cancel()
+		}
+		je.finish()
+		dw.done()
+		s.serving.Add(-1)
+	}
 }

@@ -139,15 +139,14 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	}
 	defer s.ended(sess)
 	defer gen.release()
+	var dw *deadlineWriter
+	var cancel context.CancelFunc
+	var release func()
 	if calls == 0 && !init {
-		dw, release := s.bindBrief(w, sess)
-		defer release()
-		dw.errs.id = rpcID
-		useNegotiatedVersion(r, gen)
-		gen.handler.ServeHTTP(dw, r.WithContext(ctx))
-		return
+		dw, release = s.bindBrief(w, sess) // it waits for nothing
+	} else {
+		dw, ctx, cancel, release = s.bind(w, ctx, sess)
 	}
-	dw, ctx, cancel, release := s.bind(w, ctx, sess)
 	defer release()
 	dw.errs.id = rpcID
 	if init {
@@ -158,6 +157,10 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 		return
 	}
 	useNegotiatedVersion(r, gen)
+	if calls == 0 {
+		gen.handler.ServeHTTP(dw, r.WithContext(ctx))
+		return
+	}
 	// The POST carries its stream until it returns, or until a GET resuming
 	// the stream ends it (see carry): ending the request ends it.
 	p, car := sess.openPOST(gen, calls, cancel)
