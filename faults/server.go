@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
 
@@ -148,6 +149,18 @@ func (s *Server) forget(p *Proxy) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.proxies, p)
+}
+
+// UpstreamOf is the "host:port" that requests to u reach, the port
+// defaulting by scheme: what a proxy standing in front of u forwards to.
+func UpstreamOf(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
 }
 
 // checkUpstream rejects addresses Toxiproxy would only fail on at the first

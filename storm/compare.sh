@@ -2,7 +2,8 @@
 # The refresh-storm comparison of make storm: mcp-conform storm against the
 # reference server, the stock Go SDK server (fixtures/thirdparty/gosdk) and,
 # when Node.js is installed, the TypeScript SDK's example server, one after
-# another at each N, then the reconnect strategies at one N. Each run's
+# another at each N, then the reconnect strategies at one N, with the
+# connections reset by the client and by a fault proxy. Each run's
 # console output and JSON go to $STORM_OUT (default reports/storm); the
 # table of all runs to $STORM_OUT/table.md. Exits 1 when a reference run
 # failed.
@@ -90,6 +91,11 @@ for t in reference gosdk; do
 	storm_run "$t-n$sn-resume" "$t" --sessions "$sn" --reconnect resume
 	storm_run "$t-n$sn-new-get" "$t" --sessions "$sn" --reconnect new-get
 	storm_run "$t-n$sn-both-delay1s" "$t" --sessions "$sn" --reconnect both --reconnect-delay 1s
+	# The cut made by a fault proxy in between, as when a proxy restarts:
+	# what it had read from the server is lost with it.
+	for rc in both resume new-get; do
+		storm_run "$t-n$sn-$rc-proxy" "$t" --sessions "$sn" --reconnect "$rc" --cut proxy
+	done
 done
 go run "$root/storm/table" -vs reference,gosdk "${runs[@]}" >"$out/table.md" && cat "$out/table.md"
 exit $status

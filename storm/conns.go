@@ -2,17 +2,22 @@ package storm
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"net/url"
 	"sync"
 	"time"
+
+	"github.com/mcp-conform/mcp-conform/faults"
 )
 
 // conns dials and remembers every open client connection, so that a storm
-// can cut them all at once.
+// can cut them all at once: itself, or through proxy when it dials one.
 type conns struct {
-	d    net.Dialer
-	mu   sync.Mutex
-	open map[*trackedConn]struct{}
+	d     net.Dialer
+	proxy *faults.Proxy
+	mu    sync.Mutex
+	open  map[*trackedConn]struct{}
 }
 
 func newConns() *conns {
@@ -46,9 +51,10 @@ func (c *conns) dial(ctx context.Context, network, addr string) (net.Conn, error
 	return t, nil
 }
 
-// cut resets every open connection: linger 0 makes Close send a TCP RST,
-// as a crashed client or a dropped NAT entry would look to the server.
-// It returns how many connections it cut.
+// cut resets every open connection and returns how many it cut. Without
+// a proxy, linger 0 makes Close send a TCP RST, as a crashed client or a
+// dropped NAT entry would look to the server. With one, the proxy resets
+// both sides first, and the client's side is closed after.
 func (c *conns) cut() int {
 	c.mu.Lock()
 	all := make([]*trackedConn, 0, len(c.open))
@@ -56,6 +62,9 @@ func (c *conns) cut() int {
 		all = append(all, t)
 	}
 	c.mu.Unlock()
+	if c.proxy != nil && len(all) > 0 {
+		_ = c.proxy.Reset() // fails only once the proxy is closed
+	}
 	for _, t := range all {
 		if tc, ok := t.Conn.(*net.TCPConn); ok {
 			_ = tc.SetLinger(0)
@@ -63,4 +72,23 @@ func (c *conns) cut() int {
 		_ = t.Close()
 	}
 	return len(all)
+}
+
+// proxyFor puts a fault proxy, whose closes are resets, in front of the
+// server at rawURL, and returns it with the URL that goes through it.
+func proxyFor(fs *faults.Server, rawURL string) (*faults.Proxy, string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, "", fmt.Errorf("--url: %w", err)
+	}
+	if u.Scheme != "http" {
+		// The proxy's address replaces the host, which TLS would refuse.
+		return nil, "", fmt.Errorf("--cut proxy needs an http:// URL, got %s", u.Scheme+"://")
+	}
+	p, err := fs.NewProxy("storm", faults.UpstreamOf(u), faults.WithReset())
+	if err != nil {
+		return nil, "", fmt.Errorf("fault proxy: %w", err)
+	}
+	u.Host = p.Addr()
+	return p, u.String(), nil
 }

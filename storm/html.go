@@ -28,7 +28,7 @@ func (r *Result) page() report.FigurePage {
 			{"target", o.URL},
 			{"call", fmt.Sprintf("%s %s: %d notifications", o.Tool, compactJSON(o.Arguments), o.Notifications)},
 			{"sessions", fmt.Sprintf("%d, %d at a time", o.Sessions, o.Concurrency)},
-			{"cut", fmt.Sprintf("after %d notifications; reconnect %s after %s", o.CutAfter, o.Reconnect, o.ReconnectDelay)},
+			{"cut", fmt.Sprintf("after %d notifications, %s; reconnect %s after %s", o.CutAfter, cutBy(o.Cut), o.Reconnect, o.ReconnectDelay)},
 			{"log level", logLevel(o.LogLevel)},
 			{"started", r.Started.Format(time.RFC3339)},
 			{"duration", fmt.Sprintf("%.2fs", r.Seconds)},

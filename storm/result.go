@@ -66,6 +66,7 @@ type Summary struct {
 	Sessions       int            `json:"sessions"`
 	Concurrency    int            `json:"concurrency"`
 	CutAfter       int            `json:"cut_after"`
+	Cut            string         `json:"cut"`
 	Reconnect      string         `json:"reconnect"`
 	ReconnectDelay string         `json:"reconnect_delay"`
 	LogLevel       string         `json:"log_level,omitempty"`
@@ -74,7 +75,7 @@ type Summary struct {
 func summarise(o Options) Summary {
 	return Summary{
 		URL: o.URL, Tool: o.Tool, Arguments: o.Arguments, Notifications: o.Notifications,
-		Sessions: o.Sessions, Concurrency: o.Concurrency, CutAfter: o.CutAfter,
+		Sessions: o.Sessions, Concurrency: o.Concurrency, CutAfter: o.CutAfter, Cut: o.Cut,
 		Reconnect: o.Reconnect, ReconnectDelay: o.ReconnectDelay.String(), LogLevel: o.LogLevel,
 	}
 }
@@ -244,6 +245,14 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
+// cutBy says who reset the connections.
+func cutBy(cut string) string {
+	if cut == CutProxy {
+		return "reset by the fault proxy on both sides"
+	}
+	return "reset by the client"
+}
+
 // WriteConsole writes a human summary.
 func (r *Result) WriteConsole(w io.Writer) {
 	o := r.Options
@@ -254,8 +263,8 @@ func (r *Result) WriteConsole(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  setup        %d sessions in %.2f s: %.0f sessions/s; p50 %.1f ms, p99 %.1f ms\n",
 		r.SessionsSetUp, r.SetupSeconds, r.SessionsPerSecond, r.Setup.P50, r.Setup.P99)
-	fmt.Fprintf(w, "  cut          %d connections at %.2f s (%d of %d sessions had %d notifications)\n",
-		r.ConnectionsCut, r.CutAfterSeconds, r.SessionsReachedCut, r.SessionsSetUp, o.CutAfter)
+	fmt.Fprintf(w, "  cut          %d connections at %.2f s, %s (%d of %d sessions had %d notifications)\n",
+		r.ConnectionsCut, r.CutAfterSeconds, cutBy(o.Cut), r.SessionsReachedCut, r.SessionsSetUp, o.CutAfter)
 	for _, k := range []string{KindResume, KindNewGET} {
 		h, ok := r.Headers[k]
 		if !ok {

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/faults"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
@@ -25,6 +26,18 @@ const (
 	ReconnectResume = "resume"  // GET with the POST stream's Last-Event-ID
 	ReconnectNewGET = "new-get" // a new standalone GET (with the old GET's Last-Event-ID, if it had one)
 	ReconnectBoth   = "both"    // both at once
+)
+
+// Where the connections are cut.
+const (
+	// CutClient: the client resets its own connections (SO_LINGER 0, then
+	// close), as a crashed browser or a dropped NAT entry looks to the server.
+	CutClient = "client"
+	// CutProxy: an embedded fault proxy between the client and the server
+	// resets both sides of every connection, as a restarting proxy does.
+	// What the server wrote that the proxy had read but not passed on is
+	// lost with it, although the server's write succeeded.
+	CutProxy = "proxy"
 )
 
 // Options configure a storm.
@@ -46,7 +59,10 @@ type Options struct {
 	Concurrency int
 	// CutAfter is how many notifications every session receives before all
 	// connections are cut.
-	CutAfter       int
+	CutAfter int
+	// Cut is where the connections are reset: CutClient (default) or
+	// CutProxy.
+	Cut            string
 	Reconnect      string
 	ReconnectDelay time.Duration
 	// LogLevel, when set, is sent with logging/setLevel by each session
@@ -102,6 +118,13 @@ func (o *Options) Validate() error {
 		o.Reconnect = ReconnectBoth
 	default:
 		return fmt.Errorf("--reconnect must be resume, new-get or both, got %q", o.Reconnect)
+	}
+	switch o.Cut {
+	case CutClient, CutProxy:
+	case "":
+		o.Cut = CutClient
+	default:
+		return fmt.Errorf("--cut must be client or proxy, got %q", o.Cut)
 	}
 	if o.LogLevel != "" && !slices.Contains(logLevels, o.LogLevel) {
 		return fmt.Errorf("--log-level must be one of %s, got %q", strings.Join(logLevels, ", "), o.LogLevel)
@@ -173,6 +196,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, errors.New("no URL to storm")
 	}
 	cn := newConns()
+	base := o.URL
+	if o.Cut == CutProxy {
+		fs := faults.NewServer()
+		defer fs.Close()
+		p, u, err := proxyFor(fs, o.URL)
+		if err != nil {
+			return nil, err
+		}
+		cn.proxy, base = p, u
+	}
 	tr := &http.Transport{
 		DialContext:         cn.dial,
 		MaxIdleConns:        o.Concurrency * 2,
@@ -180,7 +213,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		DisableCompression:  true,
 	}
 	defer tr.CloseIdleConnections()
-	c := wire.New(o.URL)
+	c := wire.New(base)
 	c.HTTP = &http.Client{Transport: tr}
 	c.ProtocolVersion = o.ProtocolVersion
 	for k, vs := range o.Header {

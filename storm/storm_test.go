@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,22 @@ func host(t *testing.T, f *fixtures.Fixture) *server.Host {
 	return h
 }
 
+// wrapped hosts the reference behind wrap.
+func wrapped(t *testing.T, wrap func(http.Handler) http.Handler) *server.Host {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := server.NewHost(fixtures.Config(), ln, server.HostOptions{Wrap: wrap})
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
 func run(t *testing.T, o storm.Options) *storm.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -86,14 +103,10 @@ func TestStormReference(t *testing.T) {
 // TestStormLogLevel: with a log level, each session sends logging/setLevel
 // with it once, during its setup.
 func TestStormLogLevel(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	levels := map[string]string{} // session id -> level set
 	setLevels := 0
-	h, err := server.NewHost(fixtures.Config(), ln, server.HostOptions{Wrap: func(next http.Handler) http.Handler {
+	h := wrapped(t, func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost {
 				body, _ := io.ReadAll(r.Body)
@@ -113,12 +126,7 @@ func TestStormLogLevel(t *testing.T) {
 			}
 			next.ServeHTTP(w, r)
 		})
-	}})
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
+	})
 	o := smallStorm(h.URL())
 	o.Sessions, o.Concurrency, o.LogLevel = 4, 4, "warning"
 	res := run(t, o)
@@ -157,6 +165,58 @@ func TestStormCatchesDeadStreams(t *testing.T) {
 	}
 }
 
+// TestStormProxyCut: when a fault proxy between the client and the server
+// resets both sides (what it had read from the server is lost with it),
+// the reference still loses nothing, and the server that counts writes to
+// a reset connection as delivered still loses them. Every request the
+// reference got came through the proxy.
+func TestStormProxyCut(t *testing.T) {
+	t.Run("reference", func(t *testing.T) {
+		t.Parallel()
+		var hosts sync.Map // Host headers seen
+		h := wrapped(t, func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hosts.Store(r.Host, true)
+				next.ServeHTTP(w, r)
+			})
+		})
+		o := smallStorm(h.URL())
+		o.Cut = storm.CutProxy
+		res := run(t, o)
+		if !res.Passed() || res.Delivered != 100 || res.ConnectionsCut == 0 {
+			t.Fatalf("the reference failed the storm: delivered %d, cut %d, %v", res.Delivered, res.ConnectionsCut, res.Failures)
+		}
+		u, _ := url.Parse(h.URL())
+		if _, ok := hosts.Load(u.Host); ok {
+			t.Fatalf("requests reached the server at %s without the proxy", u.Host)
+		}
+		if res.Options.Cut != storm.CutProxy || res.Options.URL != h.URL() {
+			t.Fatalf("the report says cut %q on %s", res.Options.Cut, res.Options.URL)
+		}
+	})
+	t.Run("dead-streams-forget", func(t *testing.T) {
+		t.Parallel()
+		f := fixtures.DeadStreamsForget()
+		o := smallStorm(host(t, &f).URL())
+		o.Cut, o.Settle = storm.CutProxy, 3*time.Second
+		res := run(t, o)
+		if res.Passed() || res.Lost == 0 {
+			t.Fatalf("the storm missed the lost notifications: lost %d, failures %v", res.Lost, res.Failures)
+		}
+	})
+}
+
+// TestProxyCutNeedsHTTP: the proxy takes the URL's host, which TLS would
+// refuse, so an https URL is an error before anything is sent.
+func TestProxyCutNeedsHTTP(t *testing.T) {
+	o := smallStorm("https://127.0.0.1:1/mcp")
+	o.Cut = storm.CutProxy
+	_, err := storm.Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "http://") {
+		t.Fatalf("got %v, want an error asking for an http:// URL", err)
+	}
+}
+
 // TestWarmUp: with a server to sample, one session is set up and deleted
 // before the server is first read, so its one-time costs are not charged
 // to the storm's sessions; without one, nothing is sent before the storm.
@@ -172,16 +232,7 @@ func TestWarmUp(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := server.NewHost(fixtures.Config(), ln, server.HostOptions{Wrap: count})
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
+	h := wrapped(t, count)
 	o := smallStorm(h.URL())
 	o.Sessions, o.ReconnectDelay = 3, 0
 	var firstInits, firstDeletes int32 = -1, -1
@@ -216,6 +267,7 @@ func TestOptionsValidate(t *testing.T) {
 		"negative delay": func(o *storm.Options) { o.ReconnectDelay = -time.Second },
 		"bad log level":  func(o *storm.Options) { o.LogLevel = "loud" },
 		"no interval":    func(o *storm.Options) { o.Interval = 0 },
+		"bad cut":        func(o *storm.Options) { o.Cut = "server" },
 	} {
 		o := smallStorm("http://127.0.0.1:1/mcp")
 		change(&o)

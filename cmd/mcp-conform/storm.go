@@ -36,6 +36,7 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.Sessions, "sessions", storm.DefaultSessions, "sessions to open (N)")
 	fs.IntVar(&o.Concurrency, "concurrency", storm.DefaultConcurrency, "sessions set up, and streams reopened, at once")
 	fs.IntVar(&o.CutAfter, "cut-after", storm.DefaultCutAfter, "notifications every session receives before all connections are reset")
+	fs.StringVar(&o.Cut, "cut", storm.CutClient, "who resets the connections: client (the client's own sockets, SO_LINGER 0) or proxy (an embedded fault proxy in front of --url resets both sides)")
 	fs.StringVar(&o.Reconnect, "reconnect", storm.ReconnectBoth, "after the cut: resume (GET with the POST stream's Last-Event-ID), new-get (a new standalone GET with the old one's Last-Event-ID), or both")
 	fs.DurationVar(&o.ReconnectDelay, "reconnect-delay", 0, "wait between the cut and the reconnects")
 	fs.StringVar(&o.LogLevel, "log-level", "", "send logging/setLevel with this level after each initialize (debug ... emergency); empty sends none")
@@ -56,7 +57,8 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 Refresh storm: opens --sessions sessions, each with a standalone GET stream
 and one call of the target profile's notifying tool; once every session has
 --cut-after notifications, resets every connection at once (TCP RST from
-the client side) and reconnects each session as --reconnect says. Reports
+the client side, or with --cut proxy from a fault proxy in between) and
+reconnects each session as --reconnect says. Reports
 setup throughput and latency, reconnect latency, and every notification
 lost or duplicated. Without --url it storms the embedded reference server.
 

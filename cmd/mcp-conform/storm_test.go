@@ -78,6 +78,7 @@ principals: [{name: alice, token: alice-token}, {name: bob, token: bob-token}]
 	for _, bad := range [][]string{
 		{"--sessions", "0"},
 		{"--reconnect", "later"},
+		{"--cut", "server"},
 		{"--url", "http://127.0.0.1:1/mcp"}, // no profile
 		{"--arguments", "[]", "--notifications", "5"},
 		{"--server-cmd", "true"},

@@ -119,7 +119,7 @@ func (tc *Target) setup(t *kit.T, d def) *env {
 		if d.reset {
 			opts = append(opts, faults.WithReset())
 		}
-		p, err := tc.Faults.NewProxy(strings.ToLower(ent.ID), hostPort(u), opts...)
+		p, err := tc.Faults.NewProxy(strings.ToLower(ent.ID), faults.UpstreamOf(u), opts...)
 		if err != nil {
 			e.Failf("fault proxy: %v", err)
 		}
@@ -140,16 +140,6 @@ func (tc *Target) setup(t *kit.T, d def) *env {
 		}
 	})
 	return e
-}
-
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	if u.Scheme == "https" {
-		return net.JoinHostPort(u.Hostname(), "443")
-	}
-	return net.JoinHostPort(u.Hostname(), "80")
 }
 
 // client returns a wire client on the check's transport and log.
