@@ -1,7 +1,8 @@
 // Command table prints the Markdown table of mcp-conform storm JSON
 // results (make storm): one row per file, named by the file. Then, for each
-// target (the name before "-n<N>-") stormed with --reconnect both and no
-// delay at two sizes or more, the idle RSS each session added between the
+// target (the name before "-n<N>-") stormed with --reconnect both, no
+// delay and the client's own cut (not --cut proxy, whose proxy runs in the
+// client) at two sizes or more, the idle RSS each session added between the
 // smallest and the largest: the difference of the two idle RSS over the
 // difference of the sizes. Unlike the per-session figure of one run (idle
 // minus start, over N), it leaves out what a server process adds once
@@ -84,7 +85,8 @@ func run(files []string, w io.Writer, a, b string) error {
 			lat(r.Headers, storm.KindResume), lat(r.FirstEvent, storm.KindResume), lat(r.Headers, storm.KindNewGET),
 			r.Lost, r.Duplicated, r.ResultsMissing, errs, server, cpu, r.ClientCPUSeconds, verdict)
 		if m := targetName.FindStringSubmatch(name); m != nil && r.Server != nil && r.SessionsSetUp > 0 &&
-			r.Options.Reconnect == storm.ReconnectBoth && r.Options.ReconnectDelay == "0s" {
+			r.Options.Reconnect == storm.ReconnectBoth && r.Options.ReconnectDelay == "0s" &&
+			r.Options.Cut != storm.CutProxy { // "" before --cut existed
 			if _, ok := sizes[m[1]]; !ok {
 				targets = append(targets, m[1])
 			}

@@ -27,6 +27,7 @@ func TestIdlePerAddedSession(t *testing.T) {
 		write("a-n500-resume", 500, "resume", "0s", 90<<20),
 		write("a-n500-both-delay1s", 500, "both", "1s", 90<<20),
 		write("b-n500-both", 500, "both", "0s", 40<<20),
+		proxyCut(t, write("a-n2000-both-proxy", 2000, "both", "0s", 90<<20)),
 	}
 	var out strings.Builder
 	if err := run(files, &out, "a", "b"); err != nil {
@@ -60,6 +61,7 @@ func TestRatios(t *testing.T) {
 		write("ref-n500-both-r3", 500, "both", 1000, 1.2), write("go-n500-both-r3", 500, "both", 1000, 1.0),
 		write("ref-n500-both-r4", 500, "both", 1, 9), // no partner
 		write("ref-n500-resume-r1", 500, "resume", 1, 9), write("go-n500-resume-r1", 500, "resume", 1000, 1),
+		proxyCut(t, write("ref-n500-both-proxy", 500, "both", 1, 9)), proxyCut(t, write("go-n500-both-proxy", 500, "both", 1000, 1)),
 	}
 	var out strings.Builder
 	if err := run(files, &out, "ref", "go"); err != nil {
@@ -73,6 +75,21 @@ func TestRatios(t *testing.T) {
 	if !strings.Contains(got, "| ref / go, N | rounds | setup throughput |") {
 		t.Fatalf("no ratio table header:\n%s", got)
 	}
+}
+
+// proxyCut rewrites the result in file as a run with --cut proxy.
+func proxyCut(t *testing.T, file string) string {
+	t.Helper()
+	var r storm.Result
+	b, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(b, &r)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Options.Cut = storm.CutProxy
+	return writeResult(t, filepath.Dir(file), strings.TrimSuffix(filepath.Base(file), ".json"), r)
 }
 
 // writeResult writes r as dir/name.json, as a storm's --json would.
