@@ -85,7 +85,14 @@ func proxyFor(fs *faults.Server, rawURL string) (*faults.Proxy, string, error) {
 		// The proxy's address replaces the host, which TLS would refuse.
 		return nil, "", fmt.Errorf("--cut proxy needs an http:// URL, got %s", u.Scheme+"://")
 	}
-	p, err := fs.NewProxy("storm", faults.UpstreamOf(u), faults.WithReset())
+	// Through the proxy, an unreachable server would look like a reset.
+	upstream := faults.UpstreamOf(u)
+	nc, err := net.DialTimeout("tcp", upstream, 10*time.Second)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot reach %s: %w", rawURL, err)
+	}
+	nc.Close()
+	p, err := fs.NewProxy("storm", upstream, faults.WithReset())
 	if err != nil {
 		return nil, "", fmt.Errorf("fault proxy: %w", err)
 	}

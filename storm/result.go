@@ -325,18 +325,20 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
 func numCPU() int { return runtime.NumCPU() }
 
-func firstErrors(ss []*session) []string {
+// firstErrors returns up to three distinct errors of the sessions, joined.
+func firstErrors(ss []*session) string {
 	var out []string
 	for _, s := range ss {
 		if s == nil {
 			continue
 		}
 		s.mu.Lock()
-		out = append(out, s.errs...)
-		s.mu.Unlock()
-		if len(out) >= 3 {
-			return out[:3]
+		for _, e := range s.errs {
+			if len(out) < 3 && !slices.Contains(out, e) {
+				out = append(out, e)
+			}
 		}
+		s.mu.Unlock()
 	}
-	return out
+	return strings.Join(out, "; ")
 }

@@ -276,7 +276,7 @@ func (st *storm) run(ctx context.Context) (*Result, error) {
 		return nil, ctx.Err()
 	}
 	if len(ready) == 0 {
-		return nil, fmt.Errorf("no session could be set up: %v", firstErrors(st.sessions))
+		return nil, fmt.Errorf("none of %d sessions could be set up: %s", len(st.sessions), firstErrors(st.sessions))
 	}
 	sample.idle(len(ready))
 

@@ -206,14 +206,27 @@ func TestStormProxyCut(t *testing.T) {
 	})
 }
 
-// TestProxyCutNeedsHTTP: the proxy takes the URL's host, which TLS would
-// refuse, so an https URL is an error before anything is sent.
-func TestProxyCutNeedsHTTP(t *testing.T) {
-	o := smallStorm("https://127.0.0.1:1/mcp")
-	o.Cut = storm.CutProxy
-	_, err := storm.Run(context.Background(), o)
-	if err == nil || !strings.Contains(err.Error(), "http://") {
-		t.Fatalf("got %v, want an error asking for an http:// URL", err)
+// TestProxyCutErrors: the proxy takes the URL's host, which TLS would
+// refuse, so an https URL is an error before anything is sent; and a
+// server that cannot be reached is named as such, not as the resets the
+// proxy would answer with.
+func TestProxyCutErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	for target, want := range map[string]string{
+		"https://127.0.0.1:1/mcp": "needs an http:// URL",
+		closed:                    "cannot reach " + closed,
+	} {
+		o := smallStorm(target)
+		o.Cut = storm.CutProxy
+		_, err := storm.Run(context.Background(), o)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error saying %q", target, err, want)
+		}
 	}
 }
 

@@ -127,7 +127,7 @@ flags:`)
 		if c := context.Cause(ctx); c != nil {
 			return c
 		}
-		return err
+		return usageError(err) // it could not run: no session, no proxy
 	}
 	res.Judge(b)
 	res.WriteConsole(stdout)

@@ -84,6 +84,8 @@ principals: [{name: alice, token: alice-token}, {name: bob, token: bob-token}]
 		{"--server-cmd", "true"},
 		{"--html", "/no/such/dir/storm.html"},
 		{"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile},
+		{"--url", "http://127.0.0.1:1/mcp", "--target-config", profile},                   // nothing listens
+		{"--url", "http://127.0.0.1:1/mcp", "--target-config", profile, "--cut", "proxy"}, // nor behind the proxy
 		{"extra"},
 	} {
 		if out, code := stormRun(bad...); code != exitUsage {
