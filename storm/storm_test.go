@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,6 +205,35 @@ func TestStormProxyCut(t *testing.T) {
 			t.Fatalf("the storm missed the lost notifications: lost %d, failures %v", res.Lost, res.Failures)
 		}
 	})
+}
+
+// TestNoGoroutinesLeft: a storm, cut by the client or by the proxy, leaves
+// no goroutine behind once the server it stormed is closed.
+func TestNoGoroutinesLeft(t *testing.T) {
+	for _, cut := range []string{storm.CutClient, storm.CutProxy} {
+		base := runtime.NumGoroutine()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := server.NewHost(fixtures.Config(), ln, server.HostOptions{})
+		if err != nil {
+			ln.Close()
+			t.Fatal(err)
+		}
+		o := smallStorm(h.URL())
+		o.Sessions, o.Concurrency, o.Cut = 4, 4, cut
+		run(t, o)
+		h.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("cut by the %s: %d goroutines before, %d after\n%s", cut, base, n, buf[:runtime.Stack(buf, true)])
+		}
+	}
 }
 
 // TestProxyCutErrors: the proxy takes the URL's host, which TLS would
