@@ -12,7 +12,8 @@ import (
 )
 
 // conns dials and remembers every open client connection, so that a storm
-// can cut them all at once: itself, or through proxy when it dials one.
+// can cut them all at once: it resets them itself, or, when they go through
+// proxy, has the proxy reset both sides first.
 type conns struct {
 	d     net.Dialer
 	proxy *faults.Proxy
