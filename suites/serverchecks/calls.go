@@ -79,6 +79,22 @@ func (k *call) response(msgs []wire.Message) (wire.Message, bool) {
 	return wire.Message{}, false
 }
 
+// endedEarly says how the call ended when its response, among streams, is
+// an error that came before all of its notifications: nothing more of it
+// can come. It is "" otherwise.
+func (e *env) endedEarly(k *call, streams ...*collector) string {
+	want := e.Config.Tools.Notifying.Notifications
+	for _, c := range streams {
+		if m, ok := k.response(c.Messages()); ok && m.Error != nil {
+			if got := e.countNotes(k, streams...); got < want {
+				return fmt.Sprintf("the call ended with %v (on %s) after %d of its %d notifications, so no more can come (a server that cancels a request when its stream drops fails DISCONNECT-NOT-CANCEL too)",
+					m.Error, c.name, got, want)
+			}
+		}
+	}
+	return ""
+}
+
 // expectDelivered checks that the streams a client holds or held carry,
 // between them, every notification of the call exactly once, each stream
 // in order; where they went is the server's choice. A failure lists which

@@ -46,6 +46,45 @@ func TestExpectDelivered(t *testing.T) {
 	}
 }
 
+// TestEndedEarly: an error answering the call before all of its
+// notifications came says how the call ended, on which stream, after how
+// many; a result, or an error after every notification, says nothing.
+func TestEndedEarly(t *testing.T) {
+	cfg := &target.Config{Tools: target.Tools{Notifying: &target.NotifyingTool{
+		Method: "notifications/progress", Notifications: 3}}}
+	const canceled = `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"context canceled"}}`
+	for _, tc := range []struct {
+		name   string
+		post   []int
+		answer string // the call's response, on the resumed stream
+		want   string // "" for nothing to say
+	}{
+		{"cancelled", []int{1}, canceled, "the call ended with JSON-RPC error -32603: context canceled (on resumed) after 1 of its 3 notifications"},
+		{"answered", []int{1}, `{"jsonrpc":"2.0","id":7,"result":{}}`, ""},
+		{"error after all", []int{1, 2, 3}, canceled, ""},
+		{"another call's error", []int{1}, `{"jsonrpc":"2.0","id":8,"error":{"code":-32603,"message":"x"}}`, ""},
+		{"no answer", []int{1}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got string
+			c := kit.Check{Entry: catalogue.MustLookup("REPLAY-GAP"), Run: func(k *kit.T) {
+				e := &env{T: k, Config: cfg}
+				resumed := notesOn(k, "resumed")
+				if tc.answer != "" {
+					resumed.events = append(resumed.events, sse.Event{Data: tc.answer})
+				}
+				got = e.endedEarly(&call{token: "tok", id: "7"}, notesOn(k, "POST", tc.post...), resumed)
+			}}
+			if r := kit.Execute(context.Background(), c, 5*time.Second); r.State != kit.Passed {
+				t.Fatalf("%v: %s", r.State, r.Message)
+			}
+			if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // notesOn is a finished stream named name that carried the progress
 // notifications of token "tok" with the given progress values.
 func notesOn(k *kit.T, name string, progress ...int) *collector {

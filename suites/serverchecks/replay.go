@@ -28,6 +28,7 @@ func replayChecks() []def {
 			post := e.resume(ctx, sid, k.post)
 			get.name, post.name = "the standalone GET stream", "the POST stream resumed"
 			var carrier *collector
+			ended := ""
 			e.Eventually(func() bool {
 				for _, c := range []*collector{get, post} {
 					if len(e.notes(c.Messages(), k)) > 0 {
@@ -35,8 +36,12 @@ func replayChecks() []def {
 						return true
 					}
 				}
-				return false
+				ended = e.endedEarly(k, k.post, get, post)
+				return ended != ""
 			}).Should(BeTrue(), "a notification after the refresh on the GET stream or the resumed call stream")
+			if carrier == nil {
+				e.Failf("no notification after the refresh on the GET stream or the resumed call stream: %s", ended)
+			}
 			e.needIDs(carrier)
 			e.refresh()
 			e.Logf("no stream for %v: the refresh window", quiet(e.Config))

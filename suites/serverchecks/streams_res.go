@@ -56,7 +56,11 @@ func streamResilienceChecks() []def {
 			}
 			e.Pause(quiet(e.Config))
 			e.Expect(e.notes(get.Messages(), k)).NotTo(BeEmpty(), func() string {
-				return "no notification of the call on the GET stream opened after the refresh: they were not redirected; " + e.byStream(k, streams...) + resumeFailed
+				why := "they were not redirected"
+				if ended := e.endedEarly(k, streams...); ended != "" {
+					why = ended
+				}
+				return "no notification of the call on the GET stream opened after the refresh: " + why + "; " + e.byStream(k, streams...) + resumeFailed
 			})
 			e.expectDeliveredSaying(k, resumeFailed, streams...)
 		}},
