@@ -63,8 +63,8 @@ func (r *Result) page() report.FigurePage {
 
 	msf := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	p.Tables = append(p.Tables,
-		report.FigureTable{Name: "Delivery", Head: []string{"expected", "delivered", "lost", "duplicated", "results missing", "sessions complete", "settled after"},
-			Rows: [][]string{{itoa(r.Expected), itoa(r.Delivered), itoa(r.Lost), itoa(r.Duplicated), itoa(r.ResultsMissing),
+		report.FigureTable{Name: "Delivery", Head: []string{"expected", "delivered", "lost", "duplicated", "results missing", "calls failed", "sessions complete", "settled after"},
+			Rows: [][]string{{itoa(r.Expected), itoa(r.Delivered), itoa(r.Lost), itoa(r.Duplicated), itoa(r.ResultsMissing), itoa(sum(r.CallErrors)),
 				fmt.Sprintf("%d of %d", r.SessionsComplete, r.SessionsSetUp), fmt.Sprintf("%.2fs", r.SettleSeconds)}}},
 		report.FigureTable{Name: "Setup", Head: []string{"sessions", "in", "sessions/s", "p50 ms", "p99 ms", "max ms"},
 			Rows: [][]string{{fmt.Sprintf("%d of %d", r.SessionsSetUp, o.Sessions), fmt.Sprintf("%.2fs", r.SetupSeconds),

@@ -44,6 +44,8 @@ type Result struct {
 	ArrivedOn      map[string]int `json:"arrived_on"`
 	DuplicatedOn   map[string]int `json:"duplicated_on"`
 	ResultsMissing int            `json:"results_missing"`
+	// CallErrors counts the calls answered with an error, by the error.
+	CallErrors map[string]int `json:"call_errors,omitempty"`
 	// LostAt counts lost notifications by their position in the call (1 = first).
 	LostAt     map[string]int `json:"lost_at,omitempty"`
 	HTTPErrors map[string]int `json:"http_errors"`
@@ -105,7 +107,7 @@ func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
 
 // tally counts what every session received.
 func (r *Result) tally(ss []*session, cutAt time.Time, o Options) {
-	r.ArrivedOn, r.DuplicatedOn, r.LostAt = map[string]int{}, map[string]int{}, map[string]int{}
+	r.ArrivedOn, r.DuplicatedOn, r.LostAt, r.CallErrors = map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	heads, firsts := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for _, s := range ss {
 		s.mu.Lock()
@@ -132,6 +134,10 @@ func (r *Result) tally(ss []*session, cutAt time.Time, o Options) {
 				which = fmt.Sprintf(" (steps %v)", pos)
 			}
 			r.example(fmt.Sprintf("session %d (%s): %d of %d notifications missing%s", s.n, s.id, lost, s.want, which))
+		}
+		if s.failed != "" {
+			r.CallErrors[s.failed]++
+			r.example(fmt.Sprintf("session %d (%s): the call failed: %s", s.n, s.id, s.failed))
 		}
 		if s.needRes && s.results == 0 {
 			r.ResultsMissing++
@@ -214,6 +220,9 @@ func (r *Result) Judge(b Bounds) {
 	if r.ResultsMissing > 0 {
 		fail("%d results missing", r.ResultsMissing)
 	}
+	if n := sum(r.CallErrors); n > 0 {
+		fail("%d calls answered with an error (%s)", n, counts(r.CallErrors))
+	}
 	if n := sum(r.HTTPErrors); n > 0 {
 		fail("%d HTTP errors", n)
 	}
@@ -282,6 +291,9 @@ func (r *Result) WriteConsole(w io.Writer) {
 	}
 	if len(r.LostAt) > 0 {
 		fmt.Fprintf(w, "  lost steps   %s\n", counts(r.LostAt))
+	}
+	if len(r.CallErrors) > 0 {
+		fmt.Fprintf(w, "  call errors  %s\n", counts(r.CallErrors))
 	}
 	if len(r.HTTPErrors) > 0 {
 		fmt.Fprintf(w, "  HTTP errors  %s\n", counts(r.HTTPErrors))

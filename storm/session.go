@@ -36,6 +36,7 @@ type session struct {
 	getLast  string // last event id of the standalone stream
 	notes    map[string][]string
 	results  int
+	failed   string // the call's answer was this error
 	distinct int
 	want     int  // distinct notifications expected
 	needRes  bool // the result is expected (the strategy resumes the POST stream)
@@ -123,8 +124,8 @@ func (s *session) message(kind string, m wire.Message, method string) {
 	case m.IsResponse():
 		if bytes.Equal(m.ID, s.reqID) {
 			s.results++
-			if m.Error != nil && len(s.errs) < 5 {
-				s.errs = append(s.errs, fmt.Sprintf("call failed: %v", m.Error))
+			if m.Error != nil && s.failed == "" {
+				s.failed = m.Error.Error()
 			}
 		}
 	case m.Method == method:

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -359,7 +360,7 @@ func BenchmarkStorm1000(b *testing.B) {
 // its result counted (the storm once took such a session for complete at
 // its last notification, never resumed it, and reported its result missing).
 func TestResultAfterEveryNotification(t *testing.T) {
-	srv := httptest.NewServer(resultOnResume(t))
+	srv := httptest.NewServer(resultOnResume(t, `"result":{"content":[]}`))
 	defer srv.Close()
 	o := storm.Options{
 		URL: srv.URL, Header: http.Header{}, Tool: "slow", Arguments: map[string]any{},
@@ -372,10 +373,28 @@ func TestResultAfterEveryNotification(t *testing.T) {
 	}
 }
 
+// TestCallErrorsCounted: a call answered with an error is a failure of
+// its own, named with the error, besides what it did not deliver.
+func TestCallErrorsCounted(t *testing.T) {
+	srv := httptest.NewServer(resultOnResume(t, `"error":{"code":-32603,"message":"context canceled"}`))
+	defer srv.Close()
+	o := storm.Options{
+		URL: srv.URL, Header: http.Header{}, Tool: "slow", Arguments: map[string]any{},
+		Notifications: 2, Interval: 10 * time.Millisecond, Sessions: 3, Concurrency: 3, CutAfter: 1,
+		Reconnect: storm.ReconnectResume, Settle: 10 * time.Second, RequestTimeout: 10 * time.Second,
+	}
+	res := run(t, o)
+	want := "3 calls answered with an error (JSON-RPC error -32603: context canceled 3)"
+	if res.Passed() || res.CallErrors["JSON-RPC error -32603: context canceled"] != 3 || !slices.Contains(res.Failures, want) {
+		t.Fatalf("call errors %v, failures %v; want %q", res.CallErrors, res.Failures, want)
+	}
+}
+
 // resultOnResume is an MCP server whose one tool sends both its progress
-// notifications at once and holds its stream without the result, which
-// only a GET resuming the stream after the second notification gets.
-func resultOnResume(t *testing.T) http.Handler {
+// notifications at once and holds its stream without its answer (answer:
+// the "result" or "error" member), which only a GET resuming the stream
+// after the second notification gets.
+func resultOnResume(t *testing.T, answer string) http.Handler {
 	var mu sync.Mutex
 	calls := map[string]json.RawMessage{} // session -> its call's id
 	var sessions atomic.Int32
@@ -402,7 +421,7 @@ func resultOnResume(t *testing.T) http.Handler {
 			mu.Lock()
 			id := calls[sid]
 			mu.Unlock()
-			sse(w, `id: c_3`+"\ndata: "+`{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[]}}`+"\n\n")
+			sse(w, `id: c_3`+"\ndata: "+`{"jsonrpc":"2.0","id":`+string(id)+`,`+answer+`}`+"\n\n")
 			return
 		}
 		var m struct {
