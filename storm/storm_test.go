@@ -362,12 +362,7 @@ func BenchmarkStorm1000(b *testing.B) {
 func TestResultAfterEveryNotification(t *testing.T) {
 	srv := httptest.NewServer(resultOnResume(t, `"result":{"content":[]}`))
 	defer srv.Close()
-	o := storm.Options{
-		URL: srv.URL, Header: http.Header{}, Tool: "slow", Arguments: map[string]any{},
-		Notifications: 2, Interval: 10 * time.Millisecond, Sessions: 3, Concurrency: 3, CutAfter: 1,
-		Reconnect: storm.ReconnectResume, Settle: 10 * time.Second, RequestTimeout: 10 * time.Second,
-	}
-	res := run(t, o)
+	res := run(t, resumeOnly(srv.URL))
 	if !res.Passed() || res.ResultsMissing != 0 || res.Delivered != 6 {
 		t.Fatalf("results missing %d, delivered %d, failures %v", res.ResultsMissing, res.Delivered, res.Failures)
 	}
@@ -378,15 +373,20 @@ func TestResultAfterEveryNotification(t *testing.T) {
 func TestCallErrorsCounted(t *testing.T) {
 	srv := httptest.NewServer(resultOnResume(t, `"error":{"code":-32603,"message":"context canceled"}`))
 	defer srv.Close()
-	o := storm.Options{
-		URL: srv.URL, Header: http.Header{}, Tool: "slow", Arguments: map[string]any{},
-		Notifications: 2, Interval: 10 * time.Millisecond, Sessions: 3, Concurrency: 3, CutAfter: 1,
-		Reconnect: storm.ReconnectResume, Settle: 10 * time.Second, RequestTimeout: 10 * time.Second,
-	}
-	res := run(t, o)
+	res := run(t, resumeOnly(srv.URL))
 	want := "3 calls answered with an error (JSON-RPC error -32603: context canceled 3)"
 	if res.Passed() || res.CallErrors["JSON-RPC error -32603: context canceled"] != 3 || !slices.Contains(res.Failures, want) {
 		t.Fatalf("call errors %v, failures %v; want %q", res.CallErrors, res.Failures, want)
+	}
+}
+
+// resumeOnly is a storm of three sessions of resultOnResume that resume
+// the call's stream only.
+func resumeOnly(url string) storm.Options {
+	return storm.Options{
+		URL: url, Header: http.Header{}, Tool: "slow", Arguments: map[string]any{},
+		Notifications: 2, Interval: 10 * time.Millisecond, Sessions: 3, Concurrency: 3, CutAfter: 1,
+		Reconnect: storm.ReconnectResume, Settle: 10 * time.Second, RequestTimeout: 10 * time.Second,
 	}
 }
 
