@@ -382,9 +382,9 @@ func TestCallErrorsCounted(t *testing.T) {
 
 // resumeOnly is a storm of three sessions of resultOnResume that resume
 // the call's stream only.
-func resumeOnly(url string) storm.Options {
+func resumeOnly(target string) storm.Options {
 	return storm.Options{
-		URL: url, Header: http.Header{}, Tool: "slow", Arguments: map[string]any{},
+		URL: target, Header: http.Header{}, Tool: "slow", Arguments: map[string]any{},
 		Notifications: 2, Interval: 10 * time.Millisecond, Sessions: 3, Concurrency: 3, CutAfter: 1,
 		Reconnect: storm.ReconnectResume, Settle: 10 * time.Second, RequestTimeout: 10 * time.Second,
 	}
