@@ -131,6 +131,9 @@ func (e *env) expectDeliveredSaying(k *call, why string, streams ...*collector) 
 		total += len(notes[i])
 	}
 	if want := e.Config.Tools.Notifying.Notifications; total != want {
+		if ended := e.endedEarly(k, streams...); ended != "" {
+			byStream = "; " + ended + byStream
+		}
 		e.Failf("every notification of the call exactly once: got %d of %d%s", total, want, byStream)
 	}
 }

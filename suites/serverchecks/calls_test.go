@@ -28,12 +28,17 @@ func TestExpectDelivered(t *testing.T) {
 		{"twice", []int{1, 2, 3}, []int{2}, "notification delivered twice (on POST and GET): "},
 		{"out of order", []int{2, 1}, []int{3}, "notifications out of order on POST; by stream: POST: 2 1; GET: 3"},
 		{"lost", []int{1}, []int{3}, "every notification of the call exactly once: got 2 of 3; by stream: POST: 1; GET: 3"},
+		{"cancelled", []int{1}, nil, "every notification of the call exactly once: got 1 of 3; the call ended with JSON-RPC error -32603: context canceled (on GET) after 1 of its 3 notifications"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := kit.Check{Entry: catalogue.MustLookup("MSG-ONE-STREAM"), Run: func(k *kit.T) {
 				e := &env{T: k, Config: cfg}
-				call := &call{token: "tok"}
-				e.expectDelivered(call, notesOn(k, "POST", tc.post...), notesOn(k, "GET", tc.get...))
+				call := &call{token: "tok", id: "7"}
+				get := notesOn(k, "GET", tc.get...)
+				if tc.name == "cancelled" {
+					get.events = append(get.events, sse.Event{Data: `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"context canceled"}}`})
+				}
+				e.expectDelivered(call, notesOn(k, "POST", tc.post...), get)
 			}}
 			r := kit.Execute(context.Background(), c, 5*time.Second)
 			switch {
