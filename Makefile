@@ -57,7 +57,8 @@ clean:
 conform-thirdparty: build
 	fixtures/thirdparty/ts-sdk/install.sh
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
-	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer fixtures/thirdparty/run.sh $(BIN)
+	$(GO) build -o bin/mcpgo-peer ./fixtures/thirdparty/mcpgo
+	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer fixtures/thirdparty/run.sh $(BIN)
 	fixtures/thirdparty/replicas.sh $(BIN)
 	fixtures/thirdparty/clients/run.sh $(BIN)
 
@@ -68,7 +69,8 @@ conform-thirdparty: build
 .PHONY: storm
 storm: build
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
-	storm/compare.sh $(CURDIR)/$(BIN) $(CURDIR)/bin/gosdk-peer $(CURDIR)/bin/reference-server
+	$(GO) build -o bin/mcpgo-peer ./fixtures/thirdparty/mcpgo
+	MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer storm/compare.sh $(CURDIR)/$(BIN) $(CURDIR)/bin/gosdk-peer $(CURDIR)/bin/reference-server
 
 # The official MCP conformance suite (fixtures/official): the reference
 # server (serve --conformance-tools) and the reference client against the

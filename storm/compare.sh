@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The refresh-storm comparison of make storm: mcp-conform storm against the
-# reference server, the stock Go SDK server (fixtures/thirdparty/gosdk) and,
-# when Node.js is installed, the TypeScript SDK's example server, one after
+# reference server, the stock Go SDK server (fixtures/thirdparty/gosdk), the
+# stock mcp-go server (fixtures/thirdparty/mcpgo; $MCPGO_PEER names its
+# binary, else start.sh builds it) and, when Node.js is installed, the
+# TypeScript SDK's example server, one after
 # another at each N, then the reconnect strategies at one N, with the
 # connections reset by the client and by a fault proxy. Each run's
 # console output and JSON go to $STORM_OUT (default reports/storm); the
@@ -32,11 +34,12 @@ rm -f "$out"/*.json "$out"/*.txt
 ref="$refbin --addr 127.0.0.1:{port} --bearer-token alice=alice-token --bearer-token bob=bob-token --max-sessions-per-principal 100000 --log-level warn"
 gosdk="GOSDK_PEER=$peer $root/fixtures/thirdparty/gosdk/start.sh {port}"
 ts="$root/fixtures/thirdparty/ts-sdk/start.sh {port}"
+mcpgo="${MCPGO_PEER:+MCPGO_PEER=$MCPGO_PEER }$root/fixtures/thirdparty/mcpgo/start.sh {port}"
 url='http://127.0.0.1:{port}/mcp'
 common=(--url "$url" --cut-after 5 --concurrency 50 --settle 20s)
 steps=(--arguments '{"steps":20,"interval_ms":100}' --notifications 20 --interval 100ms)
 
-targets=(reference gosdk)
+targets=(reference gosdk mcpgo)
 if command -v node >/dev/null 2>&1 && "$root/fixtures/thirdparty/ts-sdk/install.sh" -q >/dev/null; then
 	targets+=(ts-sdk)
 else
@@ -57,6 +60,7 @@ storm_run() {
 	# both servers send the same messages.
 	reference) cmd=$ref profile=$here/reference-profile.yaml args=("${steps[@]}" --log-level info) ;;
 	gosdk) cmd=$gosdk profile=$root/fixtures/thirdparty/gosdk/profile.yaml args=("${steps[@]}" --log-level info) ;;
+	mcpgo) cmd=$mcpgo profile=$root/fixtures/thirdparty/mcpgo/profile.yaml args=("${steps[@]}" --log-level info) ;;
 	ts-sdk) cmd=$ts profile=$root/fixtures/thirdparty/ts-sdk/profile.yaml
 		args=(--arguments '{"interval":100,"count":20}' --notifications 20 --interval 100ms) ;;
 	esac
@@ -73,14 +77,15 @@ storm_run() {
 
 # Each size STORM_ROUNDS times (default 5), the reference and the Go SDK
 # server in alternating order (one storm on a shared machine is noisy, and
-# the first of two in a row is not like the second); the TypeScript example
-# in the first round only. storm/table compares the medians.
+# the first of two in a row is not like the second); mcp-go and the
+# TypeScript example in the first round only. storm/table compares the
+# medians.
 rounds=${STORM_ROUNDS:-5}
 for n in ${STORM_N:-100 500 1000}; do
 	for r in $(seq 1 "$rounds"); do
 		order=(reference gosdk)
 		[ $((r % 2)) -eq 0 ] && order=(gosdk reference)
-		[ "$r" -eq 1 ] && [[ " ${targets[*]} " == *" ts-sdk "* ]] && order+=(ts-sdk)
+		[ "$r" -eq 1 ] && order+=("${targets[@]:2}")
 		for t in "${order[@]}"; do
 			storm_run "$t-n$n-both-r$r" "$t" --sessions "$n" --reconnect both
 		done
