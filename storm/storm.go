@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -356,8 +358,7 @@ func (st *storm) setup(ctx, streams context.Context, s *session) error {
 		return fmt.Errorf("standalone GET: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK || !wire.IsSSE(resp) {
-		resp.Body.Close()
-		return fmt.Errorf("standalone GET: HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		return fmt.Errorf("standalone GET: %s", refusal(resp))
 	}
 	st.wg.Go(func() { _ = s.read(streams, KindGET, resp, st.o.Method) })
 	return nil
@@ -440,9 +441,9 @@ func (st *storm) call(streams context.Context, s *session) {
 		return
 	}
 	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		st.httpErrs.add(fmt.Sprintf("call: HTTP %d", resp.StatusCode))
-		s.errorf("call: HTTP %d", resp.StatusCode)
+		what := refusal(resp)
+		st.httpErrs.add("call: " + what)
+		s.errorf("call: %s", what)
 		closeOnce(s.reached)
 		return
 	}
@@ -502,8 +503,7 @@ func (st *storm) reconnect(ctx context.Context, sem chan struct{}, s *session, k
 			continue
 		}
 		if resp.StatusCode != http.StatusOK || !wire.IsSSE(resp) {
-			resp.Body.Close()
-			st.httpErrs.add(fmt.Sprintf("%s: HTTP %d", kind, resp.StatusCode))
+			st.httpErrs.add(kind + ": " + refusal(resp))
 			continue
 		}
 		s.markHeaders(kind)
@@ -511,6 +511,23 @@ func (st *storm) reconnect(ctx context.Context, sem chan struct{}, s *session, k
 			st.httpErrs.add(kind + " stream: " + err.Error())
 		}
 	}
+}
+
+// refusal describes an answer that is not the stream asked for, and
+// closes it: its status, and the first line of its body (at most 100
+// bytes), which says why when the server says it.
+func refusal(resp *http.Response) string {
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 100))
+	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	what := fmt.Sprintf("HTTP %d", resp.StatusCode)
+	if resp.StatusCode == http.StatusOK {
+		what += " " + resp.Header.Get("Content-Type")
+	}
+	if line = strings.TrimSpace(line); line != "" {
+		what += " " + strconv.Quote(line)
+	}
+	return what
 }
 
 // pool runs f(0..n-1), k at a time.
