@@ -34,7 +34,9 @@ rm -f "$out"/*.json "$out"/*.txt
 ref="$refbin --addr 127.0.0.1:{port} --bearer-token alice=alice-token --bearer-token bob=bob-token --max-sessions-per-principal 100000 --log-level warn"
 gosdk="GOSDK_PEER=$peer $root/fixtures/thirdparty/gosdk/start.sh {port}"
 ts="$root/fixtures/thirdparty/ts-sdk/start.sh {port}"
-mcpgo="${MCPGO_PEER:+MCPGO_PEER=$MCPGO_PEER }$root/fixtures/thirdparty/mcpgo/start.sh {port}"
+# mcp-go's idle sweep (4s in its profile, for the checks) would end
+# sessions while a storm settles: 10 minutes, as in production.
+mcpgo="MCPGO_IDLE_TTL=10m ${MCPGO_PEER:+MCPGO_PEER=$MCPGO_PEER }$root/fixtures/thirdparty/mcpgo/start.sh {port}"
 url='http://127.0.0.1:{port}/mcp'
 common=(--url "$url" --cut-after 5 --concurrency 50 --settle 20s)
 steps=(--arguments '{"steps":20,"interval_ms":100}' --notifications 20 --interval 100ms)
