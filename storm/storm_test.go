@@ -380,6 +380,31 @@ func TestCallErrorsCounted(t *testing.T) {
 	}
 }
 
+// TestRefusalSaysWhy: a server that refuses the standalone GET cannot be
+// stormed, and the error gives its status and what its body says, once
+// for all the sessions.
+func TestRefusalSaysWhy(t *testing.T) {
+	var sessions atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet:
+			http.Error(w, "no standalone stream here\nsecond line", http.StatusMethodNotAllowed)
+		case r.Header.Get("Mcp-Session-Id") == "":
+			w.Header().Set("Mcp-Session-Id", fmt.Sprintf("s%d", sessions.Add(1)))
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"no-get","version":"1"}}}`)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer srv.Close()
+	_, err := storm.Run(context.Background(), resumeOnly(srv.URL))
+	want := `none of 3 sessions could be set up: setup: standalone GET: HTTP 405 "no standalone stream here"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+}
+
 // resumeOnly is a storm of three sessions of resultOnResume that resume
 // the call's stream only.
 func resumeOnly(target string) storm.Options {
