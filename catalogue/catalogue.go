@@ -6,6 +6,7 @@ package catalogue
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -109,6 +110,13 @@ func (e Entry) Missing(has func(Key) bool, restartable, replicated bool) (keys [
 		flags = append(flags, "--replica-url")
 	}
 	return keys, flags
+}
+
+// Matches reports whether a --focus pattern selects the entry: it is
+// matched against the bare ID and against "ID: summary", so both '^ID$'
+// and a word of the summary select it.
+func (e Entry) Matches(focus *regexp.Regexp) bool {
+	return focus.MatchString(e.ID) || focus.MatchString(e.ID+": "+e.Summary)
 }
 
 // Profile returns the profile the entry belongs to.

@@ -71,3 +71,29 @@ func TestRequired(t *testing.T) {
 		t.Error("Lookup of an unknown ID succeeded")
 	}
 }
+
+// TestMatches: a --focus pattern anchored on the bare ID selects exactly
+// that entry; a word of the summary still selects it.
+func TestMatches(t *testing.T) {
+	e := MustLookup("GRACE-EXPIRES")
+	for pattern, want := range map[string]bool{
+		`^GRACE-EXPIRES$`: true,
+		`^GRACE-`:         true,
+		`silent for`:      true,
+		`^GRACE-EXPIRE$`:  false,
+		`^SESS-`:          false,
+	} {
+		if got := e.Matches(regexp.MustCompile(pattern)); got != want {
+			t.Errorf("%q matches %s: %v, want %v", pattern, e.ID, got, want)
+		}
+	}
+	n := 0
+	for _, o := range All() {
+		if o.Matches(regexp.MustCompile(`^GRACE-EXPIRES$`)) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("'^GRACE-EXPIRES$' selects %d entries, want 1", n)
+	}
+}

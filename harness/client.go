@@ -59,12 +59,9 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 
 // selector selects the client checks named by --scenario, or all of them.
 func (o *ClientOptions) selector() func(catalogue.Entry) bool {
-	var focus func(string) bool
+	var focus func(catalogue.Entry) bool
 	if len(o.Scenarios) > 0 {
-		focus = func(s string) bool {
-			id, _, _ := strings.Cut(s, ":")
-			return slices.Contains(o.Scenarios, id)
-		}
+		focus = func(e catalogue.Entry) bool { return slices.Contains(o.Scenarios, e.ID) }
 	}
 	return selector(catalogue.Client, catalogue.ProfileAll, nil, focus)
 }

@@ -136,13 +136,13 @@ func (en *engine) verdict(e catalogue.Entry, r kit.Result) report.Check {
 }
 
 // selector selects the checks of one side by profile, label expression
-// and focus (a regexp over "ID: summary").
-func selector(side catalogue.Side, profile catalogue.Profile, labels func([]string) bool, focus func(string) bool) func(catalogue.Entry) bool {
+// and focus.
+func selector(side catalogue.Side, profile catalogue.Profile, labels func([]string) bool, focus func(catalogue.Entry) bool) func(catalogue.Entry) bool {
 	return func(e catalogue.Entry) bool {
 		return e.Side == side &&
 			(profile == catalogue.ProfileAll || e.Profile() == profile) &&
 			(labels == nil || labels(e.Labels())) &&
-			(focus == nil || focus(e.ID+": "+e.Summary))
+			(focus == nil || focus(e))
 	}
 }
 

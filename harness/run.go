@@ -291,8 +291,8 @@ func (o *Options) validate() error {
 		if err != nil {
 			return setupErr("--focus: %v", err)
 		}
-		if !slices.ContainsFunc(catalogue.All(), func(e catalogue.Entry) bool { return e.Side == catalogue.Server && re.MatchString(e.ID+": "+e.Summary) }) {
-			return setupErr("--focus %q matches no server check (it is matched against \"ID: summary\")", o.Focus)
+		if !slices.ContainsFunc(catalogue.All(), func(e catalogue.Entry) bool { return e.Side == catalogue.Server && e.Matches(re) }) {
+			return setupErr("--focus %q matches no server check (it is matched against the ID and against \"ID: summary\")", o.Focus)
 		}
 	}
 	return o.Common.validate(catalogue.Server)
@@ -305,9 +305,10 @@ func (o *Options) selector() func(catalogue.Entry) bool {
 	if o.LabelFilter != "" {
 		labels, _ = types.ParseLabelFilter(o.LabelFilter)
 	}
-	var focus func(string) bool
+	var focus func(catalogue.Entry) bool
 	if o.Focus != "" {
-		focus = regexp.MustCompile(o.Focus).MatchString
+		re := regexp.MustCompile(o.Focus)
+		focus = func(e catalogue.Entry) bool { return e.Matches(re) }
 	}
 	return selector(catalogue.Server, o.Profile, labels, focus)
 }

@@ -28,7 +28,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.JSON, "json", "", "write a JSON report to this file")
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report, with a timeline per check, to this file")
 	fs.StringVar(&o.LabelFilter, "label-filter", "", "label expression (Ginkgo syntax) over ID sections, profiles and levels, e.g. 'sessions || grace' or '!resilience'")
-	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-'")
+	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-' or '^GRACE-EXPIRES$' (matched against the ID and \"ID: summary\")")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")
 	fs.StringVar(&o.SuggestProfile, "suggest-profile", defaultSuggestion, "when checks skip for want of a target-profile key, write a profile to edit here ('' for nowhere)")
 	var replicas stringList
