@@ -447,7 +447,8 @@ func TestZeroGracePeriod(t *testing.T) {
 }
 
 // TestNoToolChecks: with no notifying tool declared, GET-NO-RESPONSES,
-// EVT-ID-UNIQUE and SSE-PRIMING run on ping and tools/list instead, and
+// EVT-ID-UNIQUE and SSE-PRIMING run on ping and tools/list instead (and
+// GET-PRIMED needs no tool), and
 // still catch the fixtures that break them (TestProfileCommand has them
 // pass on the reference with no profile).
 func TestNoToolChecks(t *testing.T) {
@@ -455,8 +456,8 @@ func TestNoToolChecks(t *testing.T) {
 		t.Skip("runs checks against fixtures")
 	}
 	t.Parallel()
-	noTool := []string{"GET-NO-RESPONSES", "EVT-ID-UNIQUE", "SSE-PRIMING"}
-	for fixture, broken := range map[string]string{"responses-copied-to-get": "GET-NO-RESPONSES", "post-priming-id-reused": "EVT-ID-UNIQUE", "post-streams-unprimed": "SSE-PRIMING", "get-streams-unprimed": "SSE-PRIMING"} {
+	noTool := []string{"GET-NO-RESPONSES", "EVT-ID-UNIQUE", "SSE-PRIMING", "GET-PRIMED"}
+	for fixture, broken := range map[string]string{"responses-copied-to-get": "GET-NO-RESPONSES", "post-priming-id-reused": "EVT-ID-UNIQUE", "post-streams-unprimed": "SSE-PRIMING", "get-streams-unprimed": "GET-PRIMED"} {
 		r, _ := checkFixture(t, fixture, "testdata/tokens-only.yaml", wantExit([]string{broken}),
 			"--strict", "--focus", "^("+strings.Join(noTool, "|")+"):")
 		for _, c := range r.Checks {

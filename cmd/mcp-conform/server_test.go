@@ -131,7 +131,8 @@ func TestProfileCommand(t *testing.T) {
 	// A run without a profile says what each missing key would enable, as
 	// README's example (generated from the catalogue) says, and writes the
 	// same suggestion. ORIGIN-403 runs, with the default foreign origin, and
-	// GET-NO-RESPONSES, EVT-ID-UNIQUE and SSE-PRIMING on ping and tools/list.
+	// GET-NO-RESPONSES, EVT-ID-UNIQUE and SSE-PRIMING on ping and tools/list;
+	// GET-PRIMED needs no tool.
 	path := filepath.Join(t.TempDir(), "suggested.yaml")
 	jsonPath := filepath.Join(t.TempDir(), "run.json")
 	out.Reset()
@@ -144,7 +145,7 @@ func TestProfileCommand(t *testing.T) {
 	}
 	for _, c := range readRun(t, jsonPath).Checks {
 		switch c.ID {
-		case "ORIGIN-403", "GET-NO-RESPONSES", "EVT-ID-UNIQUE", "SSE-PRIMING":
+		case "ORIGIN-403", "GET-NO-RESPONSES", "EVT-ID-UNIQUE", "SSE-PRIMING", "GET-PRIMED":
 			if c.Verdict != report.Pass {
 				t.Errorf("%s with no profile: %s %s", c.ID, c.Verdict, c.Message)
 			}

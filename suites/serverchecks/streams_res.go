@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -33,6 +34,21 @@ func streamResilienceChecks() []def {
 			e.collect("second GET", s)
 			e.Expect(e.WaitUntil(replacedGETWait, first.Ended)).To(BeTrue(),
 				"the first GET stream was still open %v after a second one replaced it", replacedGETWait)
+		}},
+
+		{id: "GET-PRIMED", body: func(ctx context.Context, e *env) {
+			if e.target.ProtocolVersion < "2025-11-25" {
+				e.Skip("priming events are new in protocol 2025-11-25; negotiated " + e.target.ProtocolVersion)
+			}
+			sid := e.connect(ctx, e.C)
+			get := e.openGET(ctx, e.C, sid, "")
+			e.Expect(e.WaitUntil(primingWait, func() bool { return len(get.Events()) > 0 })).To(BeTrue(),
+				"no event on the standalone GET stream within %v: without a priming event a client cut before the first message has no id to resume from "+
+					"(a resilience expectation; the specification asks it of POST streams only)", primingWait)
+			first := get.Events()[0]
+			e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+				"the GET stream's first event has id %q and data %q, not an id and empty data: a client cut before the first message has no id to resume from "+
+					"(a resilience expectation; the specification asks it of POST streams only)", first.ID, first.Data)
 		}},
 
 		{id: "REDIRECT-ORPHANED", need: notifyNeed, body: func(ctx context.Context, e *env) {
