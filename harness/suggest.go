@@ -256,6 +256,7 @@ func suggestedProfile(url string, tools []advertisedTool, missing enabling, now 
 	stateful := candidates(tools, statefulWords)
 	fmt.Fprintf(&b, "#   # Likely candidates: %s\n", describe(stateful))
 	fmt.Fprintf(&b, "#   stateful:\n#     name: %s\n", first(stateful, "TOOL"))
+	fmt.Fprintf(&b, "#     arguments: {%s}\n", argsOf(stateful))
 	b.WriteString("#   # A tool whose result's structuredContent, or that of poll called with\n")
 	b.WriteString("#   # it until then, carries a resume token under the name the 404\n")
 	b.WriteString("#   # envelope's data.resume.via gives: RESUME-TOKEN-OWNER.\n")

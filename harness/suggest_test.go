@@ -62,6 +62,24 @@ func TestSuggestedProfile(t *testing.T) {
 	if !c.Has(catalogue.KeyNotifying) || c.Tools.Notifying.Name != "slow_task" || c.Tools.Stateful.Name != "next_number" || !c.Has(catalogue.KeyResumable) {
 		t.Errorf("uncommented block declares %+v", c.Tools)
 	}
+	// Every tool entry writes its arguments, {} for a tool that takes none:
+	// a profile without them led to calls with "arguments": null.
+	if c.Tools.Notifying == nil || c.Tools.Stateful == nil || c.Tools.Resumable == nil || c.Tools.Task == nil {
+		t.Fatalf("uncommented block lacks a tool entry: %+v", c.Tools)
+	}
+	entries := map[string]*target.Tool{"notifying": &c.Tools.Notifying.Tool, "stateful": c.Tools.Stateful,
+		"resumable": &c.Tools.Resumable.Tool, "task": &c.Tools.Task.Tool}
+	for key, tl := range entries {
+		if tl.Arguments == nil {
+			t.Errorf("tools.%s (%s) has no arguments in the suggestion", key, tl.Name)
+		}
+	}
+	if args := c.Tools.Stateful.Arguments; len(args) != 0 {
+		t.Errorf("tools.stateful next_number takes no arguments, suggested %v", args)
+	}
+	if n := strings.Count(text, "#     arguments: {"); n != len(entries) {
+		t.Errorf("%d arguments lines for %d tool entries:\n%s", n, len(entries), text)
+	}
 }
 
 // TestMissingKeys: a key is credited only with the checks it alone would

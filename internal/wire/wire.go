@@ -12,6 +12,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync/atomic"
 
@@ -311,15 +312,35 @@ func (c *Client) Call(ctx context.Context, sessionID, method string, params any)
 }
 
 // ToolParams builds tools/call params, with a progress token if non-empty.
+// The arguments are always an object: none, or a nil map, is sent as {},
+// since servers that validate params with a schema refuse null.
 func ToolParams(name string, args any, progressToken string) map[string]any {
-	p := map[string]any{"name": name, "arguments": args}
-	if args == nil {
-		p["arguments"] = map[string]any{}
+	if noArguments(args) {
+		args = map[string]any{}
 	}
+	p := map[string]any{"name": name, "arguments": args}
 	if progressToken != "" {
 		p["_meta"] = map[string]any{"progressToken": progressToken}
 	}
 	return p
+}
+
+// noArguments reports arguments that would be marshalled as null (or not
+// at all): a nil interface, a nil map, pointer or slice held in one (a
+// typed nil is not == nil), or raw JSON that is empty or null.
+func noArguments(args any) bool {
+	if raw, ok := args.(json.RawMessage); ok {
+		raw = bytes.TrimSpace(raw)
+		return len(raw) == 0 || string(raw) == "null"
+	}
+	if args == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(args); v.Kind() {
+	case reflect.Map, reflect.Pointer, reflect.Slice, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 // ToolText calls a tool and returns the text of its first content item.

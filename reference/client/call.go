@@ -28,10 +28,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResu
 	if err != nil {
 		return nil, fmt.Errorf("tool arguments: %w", err)
 	}
-	if args == nil {
-		raw = json.RawMessage(`{}`)
-	}
-	return c.callOp(ctx, &operation{method: "tools/call", tool: name, args: raw})
+	return c.callOp(ctx, &operation{method: "tools/call", tool: name, args: objectArgs(raw)})
 }
 
 // ResumeCall reattaches to the call that was in flight when the previous
@@ -52,7 +49,7 @@ func (c *Client) ResumeCall(ctx context.Context) (*ToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := &operation{method: "tools/call", tool: rec.Tool, args: rec.Arguments}
+	op := &operation{method: "tools/call", tool: rec.Tool, args: objectArgs(rec.Arguments)}
 	if rec.SessionID != sess.id || rec.LastEventID == "" {
 		if err := c.st.dropInFlight(rec.RequestID); err != nil {
 			return nil, persistErr("call", err)

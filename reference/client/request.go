@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,12 +24,18 @@ type operation struct {
 	resume *InFlightCall
 }
 
+// objectArgs returns a call's arguments as sent: {} for none (empty or
+// null), since servers that validate params with a schema refuse null.
+func objectArgs(args json.RawMessage) json.RawMessage {
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+		return json.RawMessage(`{}`)
+	}
+	return args
+}
+
 func (op *operation) argsObject() (map[string]json.RawMessage, bool) {
 	m := map[string]json.RawMessage{}
-	if len(op.args) == 0 {
-		return m, true
-	}
-	if err := json.Unmarshal(op.args, &m); err != nil || m == nil {
+	if err := json.Unmarshal(objectArgs(op.args), &m); err != nil || m == nil {
 		return nil, false
 	}
 	return m, true
@@ -121,7 +128,7 @@ func (c *Client) attempt(ctx context.Context, sess session, op *operation) (*mes
 				return nil, persistErr("call", err)
 			}
 			p.rec = &rec
-			params = map[string]any{"name": op.tool, "arguments": op.args, "_meta": map[string]any{"progressToken": rec.ProgressToken}}
+			params = map[string]any{"name": op.tool, "arguments": objectArgs(op.args), "_meta": map[string]any{"progressToken": rec.ProgressToken}}
 		}
 		resp, err = c.withStray(ctx, p.id, func(ctx context.Context) (*message, error) {
 			return c.post(ctx, sess, p, request(p.id, op.method, params))

@@ -79,9 +79,7 @@ func (c *Client) StoredTask() (TaskRecord, bool) {
 // at its pollInterval until it ends, and its result fetched. A task stored
 // for the same tool and arguments is polled instead of creating another.
 func (c *Client) CallToolTask(ctx context.Context, name string, args json.RawMessage) (*ToolResult, error) {
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
+	args = objectArgs(args)
 	if rec, ok := c.StoredTask(); ok && rec.Tool == name && bytes.Equal(rec.Arguments, args) {
 		c.log.Info("a task for this call is stored; polling it instead of creating another", "task", rec.TaskID)
 		return c.pollTask(ctx, rec)

@@ -135,11 +135,15 @@ func (e *clientEnv) stopRuns() {
 	}
 }
 
-// call is a run that calls tool with args.
+// call is a run that calls tool with args; none (nil) are {}, as the
+// contract wants an object.
 func callRun(tool string, args any) contract.Run {
 	data, err := json.Marshal(args)
 	if err != nil {
 		panic(err)
+	}
+	if string(data) == "null" {
+		data = []byte(`{}`)
 	}
 	return contract.Run{Action: contract.ActionCall, Tool: tool, Arguments: data}
 }
