@@ -57,6 +57,8 @@ var entries = []Entry{
 		Summary: "A notification of a request whose POST stream is connected does not appear on the standalone GET stream (a SHOULD in every revision from 2025-03-26 to 2025-11-25)."},
 	{ID: "MSG-ONE-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specMultiple, Needs: []Key{KeyNotifying},
 		Summary: "Each message goes to exactly one connected stream: no broadcast across GET and POST streams."},
+	{ID: "MSG-RELATED-STREAM", Level: Should, Side: Server, Section: "streams", SpecRef: specSending, Needs: []Key{KeyNotifying},
+		Summary: "A POST stream carries only its own request's progress notifications, not those of another call running in the session (\"These messages SHOULD relate to the originating client request.\")."},
 	{ID: "EVT-ID-UNIQUE", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability,
 		Summary: "SSE event ids are unique across all streams of the session."},
 	{ID: "EVT-REPLAY-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []Key{KeyNotifying},

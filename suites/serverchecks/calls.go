@@ -210,15 +210,35 @@ const notesElsewhere = "the target does not send the notifying tool's notificati
 
 // awaitPostNotes waits until n of the call's notifications arrived on its
 // POST stream. A call that answers first sends them elsewhere: a check that
-// needs to cut the call between notifications cannot run, and is skipped.
-func (e *env) awaitPostNotes(ctx context.Context, k *call, n int) {
+// needs to cut the call between notifications cannot run, and is skipped,
+// saying which of others (the other streams the check holds) had them.
+func (e *env) awaitPostNotes(ctx context.Context, k *call, n int, others ...*collector) {
 	e.Eventually(func() bool {
 		_, done := k.response(k.post.Messages())
 		return done || len(e.notes(k.post.Messages(), k)) >= n
 	}).Should(BeTrue(), "%d notifications of %s, or its response, on its POST stream", n, k.token)
 	if got := len(e.notes(k.post.Messages(), k)); got < n {
-		e.Skip(fmt.Sprintf("the call answered with %d of its notifications on its POST stream: %s", got, notesElsewhere))
+		e.Skip(fmt.Sprintf("the call answered with %d of its notifications on its POST stream: %s", got, e.notesSeen(k, others)))
 	}
+}
+
+// notesSeen says where the call's notifications went, among others, when
+// they did not come on its POST stream. Only a progress token tells whose
+// a notification is; for other methods it says what notesElsewhere does.
+func (e *env) notesSeen(k *call, others []*collector) string {
+	if len(others) == 0 || e.Config.Tools.Notifying.Method != "notifications/progress" {
+		return notesElsewhere
+	}
+	var on []string
+	for _, c := range others {
+		if got := len(e.notes(c.Messages(), k)); got > 0 {
+			on = append(on, fmt.Sprintf("%d came on %s", got, c.name))
+		}
+	}
+	if len(on) == 0 {
+		return notesElsewhere + "; none came on " + heldStreams(others) + " either"
+	}
+	return "the target sent them elsewhere: " + strings.Join(on, ", ") + " (" + e.byStream(k, append([]*collector{k.post}, others...)...) + ")"
 }
 
 // needIDs skips a resumption check when the stream carries no event ids.

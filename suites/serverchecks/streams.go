@@ -85,6 +85,7 @@ func streamChecks() []def {
 			e.expectDelivered(k, k.post, get)
 			e.Expect(responses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
 		}},
+		{id: "MSG-RELATED-STREAM", need: notifyNeed, body: func(ctx context.Context, e *env) { e.relatedStreams(ctx) }},
 
 		{id: "EVT-ID-UNIQUE", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
@@ -123,8 +124,10 @@ func streamChecks() []def {
 			sid := e.connect(ctx, e.C)
 			a := e.startNotifying(ctx, e.C, sid, "replay-a")
 			b := e.startNotifying(ctx, e.C, sid, "replay-b")
-			e.awaitPostNotes(ctx, a, 2)
-			e.awaitPostNotes(ctx, b, 2)
+			a.post.name = "call A's POST stream (replay-a)"
+			b.post.name = "call B's POST stream (replay-b)"
+			e.awaitPostNotes(ctx, a, 2, b.post)
+			e.awaitPostNotes(ctx, b, 2, a.post)
 			e.needIDs(a.post)
 			e.refresh()
 			resumed := e.resume(ctx, sid, a.post)
