@@ -76,6 +76,11 @@ type Entry struct {
 	// check; for the others a refusal means the behaviour cannot be
 	// observed, and the check is skipped.
 	ResumeRequired bool `json:"resume_required,omitempty"`
+	// DependsOn are the checks whose behaviour this check's premise rests
+	// on (ENVELOPE-RESUME-HINT reads the envelope ENVELOPE-404 checks):
+	// when one of them fails and this one does not pass, this one is
+	// reported as blocked by it, not as a defect of its own.
+	DependsOn []string `json:"depends_on,omitempty"`
 }
 
 // NeedsText says what the check needs, for listings: the profile keys and

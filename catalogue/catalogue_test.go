@@ -97,3 +97,28 @@ func TestMatches(t *testing.T) {
 		t.Errorf("'^GRACE-EXPIRES$' selects %d entries, want 1", n)
 	}
 }
+
+// TestDependsOn: every dependency names a check of the same side, and
+// following them never comes back to where it started.
+func TestDependsOn(t *testing.T) {
+	var visit func(id string, path []string)
+	visit = func(id string, path []string) {
+		for _, p := range path {
+			if p == id {
+				t.Fatalf("dependency cycle: %v -> %s", path, id)
+			}
+		}
+		for _, dep := range MustLookup(id).DependsOn {
+			visit(dep, append(path, id))
+		}
+	}
+	for _, e := range All() {
+		for _, dep := range e.DependsOn {
+			d, ok := Lookup(dep)
+			if !ok || d.Side != e.Side {
+				t.Errorf("%s depends on %q, not a check of its side", e.ID, dep)
+			}
+		}
+		visit(e.ID, nil)
+	}
+}

@@ -73,7 +73,16 @@ func (en *engine) run(ctx context.Context, checks []kit.Check, selected func(cat
 			done(c, kit.Result{State: kit.Skipped, Message: "not run: " + context.Cause(ctx).Error()})
 			return
 		}
-		done(c, kit.Execute(ctx, c, c.Deadline(en.margin)))
+		r := kit.Execute(ctx, c, c.Deadline(en.margin))
+		if r.State == kit.Inconclusive && ctx.Err() == nil {
+			// Once more, with fresh sessions: what the harness could not
+			// observe once (its own delay, a busy machine) it often can
+			// the second time.
+			first := r
+			r = kit.Execute(ctx, c, c.Deadline(en.margin))
+			r.Retried, r.Took = first.Message, first.Took+r.Took
+		}
+		done(c, r)
 	}
 
 	queue := make(chan kit.Check)
@@ -96,11 +105,105 @@ func (en *engine) run(ctx context.Context, checks []kit.Check, selected func(cat
 		runOne(c)
 	}
 
+	block(results)
 	out := make([]report.Check, 0, len(checks))
 	for _, c := range checks {
 		out = append(out, results[c.Entry.ID])
 	}
 	return out
+}
+
+// block marks as blocked each check that did not pass while a check its
+// premise depends on (catalogue.Entry.DependsOn) failed at least as
+// severely: the dependent's result follows from that root cause, which
+// the message names first. A root that is itself blocked passes its
+// roots on. A root less severe than the dependent (a SHOULD warning under
+// a failed MUST, a failure expected by the baseline under a new one)
+// blocks nothing, so blocking never turns a failing run into a passing one.
+func block(results map[string]report.Check) {
+	// roots finds the root causes of id's result on the verdicts as the
+	// checks gave them: a failed dependency that is itself blocked passes
+	// its own roots on.
+	memo := map[string][]report.Check{}
+	var roots func(id string) []report.Check
+	roots = func(id string) []report.Check {
+		if r, ok := memo[id]; ok {
+			return r
+		}
+		memo[id] = nil // a cycle (the catalogue test forbids them) ends here
+		var out []report.Check
+		for _, dep := range catalogue.MustLookup(id).DependsOn {
+			r, ok := results[dep]
+			if !ok || severity(r.Verdict) == 0 {
+				continue
+			}
+			if above := severe(roots(dep), r.Verdict); len(above) > 0 {
+				out = append(out, above...)
+			} else {
+				out = append(out, r)
+			}
+		}
+		memo[id] = out
+		return out
+	}
+	blocked := map[string][]string{}
+	for id, c := range results {
+		for _, r := range severe(roots(id), c.Verdict) {
+			blocked[id] = append(blocked[id], r.ID)
+		}
+	}
+	for id, by := range blocked {
+		c := results[id]
+		slices.Sort(by)
+		by = slices.Compact(by)
+		var why []string
+		for _, r := range by {
+			why = append(why, fmt.Sprintf("%s (%s: %s)", r, results[r].Verdict, firstLine(results[r].Message)))
+		}
+		c.BlockedBy = by
+		c.Message = "blocked by " + strings.Join(why, "; ") + ": this check's premise depends on it, so fix that first.\n" +
+			"This check's own result (" + string(c.Verdict) + "): " + c.Message
+		c.Verdict = report.Blocked
+		results[id] = c
+	}
+}
+
+// severe keeps the roots at least as severe as a dependent's verdict v;
+// none when v is not a failure.
+func severe(roots []report.Check, v report.Verdict) []report.Check {
+	if severity(v) == 0 {
+		return nil
+	}
+	var out []report.Check
+	for _, r := range roots {
+		if severity(r.Verdict) >= severity(v) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// severity orders the verdicts a root cause can have or block: 0 for
+// the others.
+func severity(v report.Verdict) int {
+	switch v {
+	case report.Fail:
+		return 3
+	case report.Warn, report.ExpectedFailure:
+		return 2
+	case report.Info:
+		return 1
+	}
+	return 0
+}
+
+// firstLine is the first line of a message.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // verdict gives a check's result its verdict: its level decides what a
@@ -109,8 +212,20 @@ func (en *engine) verdict(e catalogue.Entry, r kit.Result) report.Check {
 	c := report.Check{
 		ID: e.ID, Level: string(e.Level), Section: e.Section, Profile: string(e.Profile()),
 		Summary: e.Summary, SpecRef: e.SpecRef, Seconds: r.Took.Seconds(), Timeline: r.Timeline,
+		Retried: r.Retried,
 	}
 	switch r.State {
+	case kit.Inconclusive:
+		// Never the target's failure, listed in the baseline or not.
+		c.Verdict = report.Inconclusive
+		c.Message, c.Exchange = "could not observe the behaviour: "+r.Message, r.Exchange
+		if r.Retried != "" {
+			c.Message = "could not observe the behaviour, on a retry either: " + r.Message
+			if r.Retried != r.Message {
+				c.Message += "\n(the first attempt: " + r.Retried + ")"
+			}
+		}
+		return c
 	case kit.Passed:
 		c.Verdict = report.Pass
 		if en.expected[e.ID] {

@@ -87,3 +87,72 @@ func TestEngineInterrupted(t *testing.T) {
 }
 
 var errTimeoutForTest = errors.New("the run's --timeout passed")
+
+// TestEngineRetriesInconclusive: an inconclusive check runs once more;
+// the second attempt's result is the verdict, with the first's reason
+// kept, and an inconclusive result twice is never a failure, even for a
+// check the baseline lists.
+func TestEngineRetriesInconclusive(t *testing.T) {
+	ents := catalogue.Of(catalogue.Server)
+	var attempts [2]atomic.Int64
+	checks := []kit.Check{
+		{Entry: ents[0], Run: func(k *kit.T) {
+			if attempts[0].Add(1) == 1 {
+				k.Inconclusive("the harness's own initialize took 3s")
+			}
+		}},
+		{Entry: ents[1], Run: func(k *kit.T) {
+			attempts[1].Add(1)
+			k.Inconclusive("the target granted a ttl beyond the check's budget")
+		}},
+	}
+	en := &engine{parallel: 2, margin: 5 * time.Second, progress: &bytes.Buffer{}, expected: map[string]bool{ents[1].ID: true}}
+	got := en.run(context.Background(), checks, func(catalogue.Entry) bool { return true })
+	if got[0].Verdict != report.Pass || got[0].Retried != "the harness's own initialize took 3s" || attempts[0].Load() != 2 {
+		t.Errorf("%s: %s, retried %q after %d attempts; want a pass on the second attempt", got[0].ID, got[0].Verdict, got[0].Retried, attempts[0].Load())
+	}
+	if got[1].Verdict != report.Inconclusive || attempts[1].Load() != 2 || !strings.Contains(got[1].Message, "on a retry either: the target granted") {
+		t.Errorf("%s: %s %q after %d attempts; want inconclusive after 2", got[1].ID, got[1].Verdict, got[1].Message, attempts[1].Load())
+	}
+}
+
+// TestBlock: a check that failed while a check its premise depends on
+// failed at least as severely is blocked by it, through blocked checks
+// too; a passing dependent stays a pass, and a root less severe than the
+// dependent blocks nothing.
+func TestBlock(t *testing.T) {
+	res := map[string]report.Check{
+		"TASK-DURABLE-CREATE":    {ID: "TASK-DURABLE-CREATE", Verdict: report.Fail, Message: "tasks/get: -32602 unknown task\nmore"},
+		"TASK-CREATE-FAST":       {ID: "TASK-CREATE-FAST", Verdict: report.Warn, Message: "no CreateTaskResult"},
+		"TASK-TTL-KEPT":          {ID: "TASK-TTL-KEPT", Verdict: report.Pass},
+		"TASK-RESULT-REPEATABLE": {ID: "TASK-RESULT-REPEATABLE", Verdict: report.Fail, Message: "own"},
+		"ENVELOPE-404":           {ID: "ENVELOPE-404", Verdict: report.Fail, Message: "400"},
+		"ENVELOPE-RESUME-HINT":   {ID: "ENVELOPE-RESUME-HINT", Verdict: report.Fail, Message: "no envelope"},
+		"RESUME-TOKEN-OWNER":     {ID: "RESUME-TOKEN-OWNER", Verdict: report.Fail, Message: "no data.resume"},
+		"RECREATE-REINIT-200":    {ID: "RECREATE-REINIT-200", Verdict: report.ExpectedFailure, Message: "duplicate initialize"},
+		"RECREATE-STATE-KEPT":    {ID: "RECREATE-STATE-KEPT", Verdict: report.Fail, Message: "counter reset"},
+		"RECREATE-CONCURRENT":    {ID: "RECREATE-CONCURRENT", Verdict: report.ExpectedFailure, Message: "duplicate initialize"},
+	}
+	block(res)
+	for id, want := range map[string]struct {
+		v  report.Verdict
+		by string
+	}{
+		"TASK-DURABLE-CREATE":    {report.Fail, ""},
+		"TASK-CREATE-FAST":       {report.Blocked, "TASK-DURABLE-CREATE"},
+		"TASK-TTL-KEPT":          {report.Pass, ""},
+		"TASK-RESULT-REPEATABLE": {report.Blocked, "TASK-DURABLE-CREATE"},
+		"ENVELOPE-RESUME-HINT":   {report.Blocked, "ENVELOPE-404"},
+		"RESUME-TOKEN-OWNER":     {report.Blocked, "ENVELOPE-404"},
+		"RECREATE-STATE-KEPT":    {report.Fail, ""},
+		"RECREATE-CONCURRENT":    {report.Blocked, "RECREATE-REINIT-200"},
+	} {
+		c := res[id]
+		if c.Verdict != want.v || strings.Join(c.BlockedBy, ",") != want.by {
+			t.Errorf("%s: %s blocked by %v, want %s by %q", id, c.Verdict, c.BlockedBy, want.v, want.by)
+		}
+	}
+	if m := res["TASK-RESULT-REPEATABLE"].Message; !strings.HasPrefix(m, "blocked by TASK-DURABLE-CREATE (fail: tasks/get: -32602 unknown task)") || !strings.Contains(m, "own result (fail): own") {
+		t.Errorf("blocked message %q", m)
+	}
+}

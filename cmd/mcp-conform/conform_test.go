@@ -269,7 +269,7 @@ func TestServerCatchesFixturesModern(t *testing.T) {
 	results := runFixtures(t, some, "--protocol-version", "2026-07-28", "--suggest-profile", "")
 	for _, f := range some {
 		t.Run(f.Name, func(t *testing.T) {
-			checkBreaks(t, f, f.ModernBreaks, <-results[f.Name], true)
+			checkBreaks(t, f, f.ModernBreaks, nil, <-results[f.Name], true)
 		})
 	}
 }
@@ -289,12 +289,13 @@ func sessionlessDefect(f fixtures.Fixture) bool {
 // checkFixtureRun compares a run's verdicts with what the fixture breaks.
 func checkFixtureRun(t *testing.T, f fixtures.Fixture, r fixtureRun) {
 	t.Helper()
-	checkBreaks(t, f, f.Breaks, r, false)
+	checkBreaks(t, f, f.Breaks, f.Blocked, r, false)
 }
 
-// checkBreaks compares a run's verdicts with breaks; skips are allowed
-// where the revision leaves checks out.
-func checkBreaks(t *testing.T, f fixtures.Fixture, breaks []string, r fixtureRun, skips bool) {
+// checkBreaks compares a run's verdicts with breaks, of which exactly
+// those in blocked must be blocked by another; skips are allowed where
+// the revision leaves checks out.
+func checkBreaks(t *testing.T, f fixtures.Fixture, breaks, blocked []string, r fixtureRun, skips bool) {
 	t.Helper()
 	var wrong []string
 	if r.err != nil {
@@ -308,6 +309,8 @@ func checkBreaks(t *testing.T, f fixtures.Fixture, breaks []string, r fixtureRun
 			switch {
 			case broken && (c.Verdict == report.Pass || (skips && c.Verdict == report.Skip)):
 				wrong = append(wrong, fmt.Sprintf("%s is %s: the check does not catch it", c.ID, c.Verdict))
+			case broken && slices.Contains(blocked, c.ID) != (c.Verdict == report.Blocked):
+				wrong = append(wrong, fmt.Sprintf("%s is %s (blocked by %v), want blocked=%v: %s", c.ID, c.Verdict, c.BlockedBy, slices.Contains(blocked, c.ID), c.Message))
 			case !broken && c.Verdict == report.Skip && skips:
 			case !broken && c.Verdict == report.Fail && f.ExpiresHeldSessions && strings.HasPrefix(c.Message, serverchecks.SessionLost):
 			case !broken && c.Verdict != report.Pass && !skipsForReplicas(c):

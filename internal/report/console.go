@@ -10,7 +10,7 @@ import (
 // Marks are the short result words of the console.
 var marks = map[Verdict]string{
 	Pass: "PASS", Fail: "FAIL", Warn: "WARN", Info: "INFO", Skip: "SKIP",
-	ExpectedFailure: "XFAIL", Stale: "STALE",
+	ExpectedFailure: "XFAIL", Stale: "STALE", Inconclusive: "INCONC", Blocked: "BLOCKED",
 }
 
 // Mark is the console word for a verdict.
@@ -18,15 +18,19 @@ func Mark(v Verdict) string { return marks[v] }
 
 // ProgressLine is the line printed as each check finishes.
 func ProgressLine(n, total int, c Check) string {
-	line := fmt.Sprintf("[%2d/%d] %-5s %-24s %6.2fs", n, total, Mark(c.Verdict), c.ID, c.Seconds)
-	if c.Verdict != Pass && c.Message != "" {
+	line := fmt.Sprintf("[%2d/%d] %-7s %-24s %6.2fs", n, total, Mark(c.Verdict), c.ID, c.Seconds)
+	switch {
+	case c.Verdict != Pass && c.Message != "":
 		line += "  " + firstLine(c.Message)
+	case c.Retried != "":
+		line += "  passed on a retry; the first attempt was inconclusive: " + firstLine(c.Retried)
 	}
 	return line
 }
 
 // WriteSummary writes the table of checks (ID, level, result, duration),
-// then the reasons of failures and warnings, then the counts. With
+// then the reasons of failures and warnings, root causes before the
+// checks they blocked, then the counts. With
 // exchanges, failed checks' exchange logs follow their reasons.
 func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 	fmt.Fprintf(w, "\nmcp-conform %s: %s (profile %s, protocol %s%s)\n\n", r.Mode, r.Target, r.Profile, r.ProtocolVersion, map[bool]string{true: ", strict"}[r.Strict])
@@ -40,7 +44,7 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 	}
 	tw.Flush()
 	first := true
-	for _, c := range r.Checks {
+	for _, c := range RootsFirst(r.Checks) {
 		if c.Verdict == Pass || c.Verdict == Skip {
 			continue
 		}
@@ -75,6 +79,9 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 		result = "FAILED"
 	}
 	fmt.Fprintf(w, "\n%s: %d checks run: %s (%.1fs)", result, len(r.Checks)-unselected, strings.Join(counts, ", "), r.Seconds)
+	if r.Counts[Blocked] > 0 {
+		fmt.Fprintf(w, "; %d distinct %s", r.Defects, map[bool]string{true: "defect", false: "defects"}[r.Defects == 1])
+	}
 	if unselected > 0 {
 		fmt.Fprintf(w, "; %d not selected", unselected)
 	}

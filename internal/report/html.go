@@ -4,13 +4,16 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
+	"strings"
 )
 
 //go:embed html.tmpl
 var htmlTemplate string
 
 var htmlPage = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{
-	"mark": Mark,
+	"mark":      Mark,
+	"firstLine": firstLine,
+	"join":      strings.Join,
 }).Parse(htmlTemplate)).Parse(styleTemplate))
 
 // htmlView is what the HTML template renders.
@@ -18,8 +21,16 @@ type htmlView struct {
 	*Run
 	Counts   []countView
 	Sections []sectionView
+	// Roots are the findings, root causes first, each with the checks it
+	// blocked; shown before the sections.
+	Roots []rootView
 	// NotSelected counts the checks the filters left out.
 	NotSelected int
+}
+
+type rootView struct {
+	Check
+	Blocked []string
 }
 
 type countView struct {
@@ -44,6 +55,17 @@ func WriteHTML(w io.Writer, r *Run) error {
 	v := htmlView{Run: r}
 	counts := map[Verdict]int{}
 	index := map[string]int{}
+	blocked := map[string][]string{}
+	for _, c := range r.Checks {
+		for _, root := range c.BlockedBy {
+			blocked[root] = append(blocked[root], c.ID)
+		}
+	}
+	for _, c := range RootsFirst(r.Checks) {
+		if c.Verdict.Defect() || c.Verdict == Stale {
+			v.Roots = append(v.Roots, rootView{Check: c, Blocked: blocked[c.ID]})
+		}
+	}
 	for _, c := range r.Checks {
 		if c.Verdict == Skip && c.Message == notSelected {
 			v.NotSelected++

@@ -41,6 +41,7 @@ type junitCase struct {
 	Time       string          `xml:"time,attr"`
 	Properties []junitProperty `xml:"properties>property"`
 	Failure    *junitMessage   `xml:"failure,omitempty"`
+	Error      *junitMessage   `xml:"error,omitempty"`
 	Skipped    *junitMessage   `xml:"skipped,omitempty"`
 	SystemOut  string          `xml:"system-out,omitempty"`
 }
@@ -52,10 +53,11 @@ type junitMessage struct {
 }
 
 // WriteJUnit writes the run as JUnit XML: one testcase per check, with its
-// ID, level, spec reference and verdict as properties. Only checks that
-// fail the run are <failure>s; warnings, informational failures, expected
-// failures and skips are <skipped> with the reason, so CI test views agree
-// with the exit code.
+// ID, level, spec reference and verdict as properties, root causes first.
+// Only checks that fail the run are <failure>s; an inconclusive check (the
+// harness could not observe the behaviour) is an <error>; warnings,
+// informational failures, expected failures, blocked checks and skips are
+// <skipped> with the reason, so CI test views agree with the exit code.
 func WriteJUnit(w io.Writer, r *Run) error {
 	s := junitSuite{
 		Name:      "mcp-conform " + r.Mode,
@@ -66,7 +68,7 @@ func WriteJUnit(w io.Writer, r *Run) error {
 			{"protocol_version", r.ProtocolVersion}, {"strict", fmt.Sprint(r.Strict)},
 		},
 	}
-	for _, c := range r.Checks {
+	for _, c := range RootsFirst(r.Checks) {
 		tc := junitCase{
 			Name:      c.ID + ": " + c.Summary,
 			Classname: "mcp-conform." + r.Mode + "." + c.Section,
@@ -79,7 +81,10 @@ func WriteJUnit(w io.Writer, r *Run) error {
 		case Fail, Stale:
 			s.Failures++
 			tc.Failure = &junitMessage{Message: firstLine(c.Message), Type: c.Level, Body: details(c)}
-		case Warn, Info, ExpectedFailure, Skip:
+		case Inconclusive:
+			s.Errors++
+			tc.Error = &junitMessage{Message: "inconclusive: " + firstLine(c.Message), Type: "inconclusive", Body: details(c)}
+		case Warn, Info, ExpectedFailure, Blocked, Skip:
 			s.Skipped++
 			tc.Skipped = &junitMessage{Message: string(c.Verdict) + ": " + firstLine(c.Message)}
 			if c.Verdict != Skip {
@@ -89,7 +94,7 @@ func WriteJUnit(w io.Writer, r *Run) error {
 		s.Cases = append(s.Cases, tc)
 	}
 	s.Tests = len(s.Cases)
-	doc := junitSuites{Name: "mcp-conform", Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Time: s.Time, Suites: []junitSuite{s}}
+	doc := junitSuites{Name: "mcp-conform", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped, Time: s.Time, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@
 package report
 
 import (
+	"slices"
 	"time"
 )
 
@@ -31,10 +32,27 @@ const (
 	// Stale is a check listed in --expected-failures that passed: the
 	// baseline is out of date, and the run fails until it is updated.
 	Stale Verdict = "stale"
+	// Inconclusive is a check that could not observe its behaviour, twice
+	// (it is retried once): its own setup timed out, its own delays broke
+	// the premise, or the target's legitimate choice put the observation
+	// beyond its budget. Never the target's failure; Message says what
+	// could not be observed and why.
+	Inconclusive Verdict = "inconclusive"
+	// Blocked is a check that did not pass while a check its premise
+	// depends on failed: BlockedBy names that root cause, which is the
+	// defect to fix; the blocked check is not counted as one of its own.
+	Blocked Verdict = "blocked"
 )
 
 // Verdicts lists every verdict in display order.
-var Verdicts = []Verdict{Pass, Fail, Warn, Info, Skip, ExpectedFailure, Stale}
+var Verdicts = []Verdict{Pass, Fail, Warn, Info, Blocked, Inconclusive, Skip, ExpectedFailure, Stale}
+
+// Defect reports whether a check with this verdict is a finding about the
+// target of its own: a failure at any level, expected or not, that no
+// other failure explains.
+func (v Verdict) Defect() bool {
+	return v == Fail || v == Warn || v == Info || v == ExpectedFailure
+}
 
 // FailsRun reports whether a check with this verdict fails the run.
 func (v Verdict) FailsRun() bool { return v == Fail || v == Stale }
@@ -54,6 +72,12 @@ type Check struct {
 	// headers, SSE lines with ids, faults, with times from the check's start.
 	Exchange string  `json:"exchange,omitempty"`
 	Seconds  float64 `json:"duration_seconds"`
+	// BlockedBy lists the failed checks whose failure blocked this one
+	// (verdict blocked).
+	BlockedBy []string `json:"blocked_by,omitempty"`
+	// Retried is why the check's first attempt was inconclusive, when the
+	// verdict is the second attempt's.
+	Retried string `json:"retried,omitempty"`
 	// Timeline is the structured exchange log of every check that ran.
 	Timeline []Event `json:"timeline,omitempty"`
 }
@@ -71,7 +95,10 @@ type Run struct {
 	Seconds         float64         `json:"duration_seconds"`
 	Passed          bool            `json:"passed"`
 	Counts          map[Verdict]int `json:"counts"`
-	Checks          []Check         `json:"checks"`
+	// Defects is how many distinct findings the run has: the checks that
+	// failed at any level and were not blocked by another failure.
+	Defects int     `json:"defects"`
+	Checks  []Check `json:"checks"`
 }
 
 // Finish computes Counts and Passed from the checks.
@@ -82,10 +109,43 @@ func (r *Run) Finish() {
 		r.Counts[v] = 0
 	}
 	r.Passed = true
+	r.Defects = 0
 	for _, c := range r.Checks {
 		r.Counts[c.Verdict]++
 		if c.Verdict.FailsRun() {
 			r.Passed = false
 		}
+		if c.Verdict.Defect() {
+			r.Defects++
+		}
 	}
+}
+
+// rank orders checks for the reports: root causes first (failures of the
+// run, then warnings and informational failures), then the checks they
+// blocked, the inconclusive ones, and the rest.
+func rank(v Verdict) int {
+	switch v {
+	case Fail, Stale:
+		return 0
+	case Warn:
+		return 1
+	case Info:
+		return 2
+	case Blocked:
+		return 3
+	case Inconclusive:
+		return 4
+	case ExpectedFailure:
+		return 5
+	}
+	return 6
+}
+
+// RootsFirst returns the checks ordered by rank, catalogue order within a
+// rank.
+func RootsFirst(cs []Check) []Check {
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b Check) int { return rank(a.Verdict) - rank(b.Verdict) })
+	return out
 }

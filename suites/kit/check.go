@@ -42,6 +42,11 @@ const (
 	// Abandoned is a check whose body did not return by its deadline plus
 	// the grace the runner allows; it is failed and left behind.
 	Abandoned
+	// Inconclusive is a check that could not observe its behaviour: its
+	// own setup timed out, its own delays broke the premise, or what the
+	// target legitimately chose put the observation beyond its budget.
+	// It is never the target's failure; the runner tries it once more.
+	Inconclusive
 )
 
 // Result is the outcome of running one check.
@@ -57,6 +62,9 @@ type Result struct {
 	// Timeline is the exchange log as structured events.
 	Timeline []report.Event
 	Took     time.Duration
+	// Retried, when set, is why the first attempt was inconclusive: this
+	// result is the second attempt's.
+	Retried string
 }
 
 // abandonGrace is how long after its deadline a check's body may take to

@@ -87,6 +87,15 @@ func (t *T) Skip(reason string) { panic(ended{state: Skipped, message: reason}) 
 // Skipf is Skip with a format.
 func (t *T) Skipf(format string, args ...any) { t.Skip(fmt.Sprintf(format, args...)) }
 
+// Inconclusive ends the check as inconclusive: the harness could not
+// observe the behaviour. reason says what it could not observe and why
+// (its own setup timed out, its own delay stretched the premise, the
+// target chose a legitimate value beyond the check's budget).
+func (t *T) Inconclusive(reason string) { panic(ended{state: Inconclusive, message: reason}) }
+
+// Inconclusivef is Inconclusive with a format.
+func (t *T) Inconclusivef(format string, args ...any) { t.Inconclusive(fmt.Sprintf(format, args...)) }
+
 // Cleanup registers f to run when the check ends, pass or fail, with a
 // context of its own (the check's may be over).
 func (t *T) Cleanup(f func(ctx context.Context)) {
