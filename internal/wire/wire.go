@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 )
@@ -285,12 +286,13 @@ func (c *Client) Connect(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("initialize: %w", m.Error)
 	}
 	sid := resp.SessionID()
+	sent := time.Now()
 	n, err := c.Post(ctx, sid, Notification("notifications/initialized"))
 	if err != nil {
 		return "", err
 	}
 	if n.Status != http.StatusAccepted {
-		return "", &InitializedError{SessionID: sid, Response: n}
+		return "", &InitializedError{SessionID: sid, Response: n, Sent: sent}
 	}
 	return sid, nil
 }
@@ -300,6 +302,9 @@ func (c *Client) Connect(ctx context.Context) (string, error) {
 type InitializedError struct {
 	SessionID string
 	Response  *Response
+	// Sent is when the notification was sent: the session was silent from
+	// its initialize until then.
+	Sent time.Time
 }
 
 func (e *InitializedError) Error() string {
