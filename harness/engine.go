@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -15,9 +16,18 @@ import (
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
-// DefaultParallel is how many checks run at once unless told otherwise.
-// Checks mostly wait on the target's timings, so more than the cores fit.
-const DefaultParallel = 12
+// DefaultParallel is how many checks of a side run at once unless told
+// otherwise; it follows the cores the harness may use. A server check
+// mostly waits on the target's timings, so three a core fit; a client
+// check runs the client under test, a process that needs a core of its
+// own to keep to the timings the check judges.
+func DefaultParallel(side catalogue.Side) int {
+	cores := runtime.GOMAXPROCS(0)
+	if side == catalogue.Client {
+		return max(1, cores)
+	}
+	return max(2, 3*cores)
+}
 
 // DefaultMargin is what a check's deadline adds to twice its need, before
 // the target's round trips are counted (see engine.margin).

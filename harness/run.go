@@ -31,7 +31,7 @@ type Common struct {
 	// ExpectedFailures are check IDs allowed to fail (a baseline).
 	ExpectedFailures map[string]bool
 	// Parallel is how many checks run at once (exclusive ones run alone);
-	// 1 runs them one after another. 0 means DefaultParallel.
+	// 1 runs them one after another. 0 means DefaultParallel of the side.
 	Parallel int
 	// Verbose prints every check's exchange log to stderr as it finishes.
 	Verbose bool
@@ -226,7 +226,7 @@ func (c *Common) validate(side catalogue.Side) error {
 		return setupErr("--parallel must be 1 or more, got %d", c.Parallel)
 	}
 	if c.Parallel == 0 { // the zero value of a library caller's options
-		c.Parallel = DefaultParallel
+		c.Parallel = DefaultParallel(side)
 	}
 	if unknown := unknownIDs(side, c.ExpectedFailures); len(unknown) > 0 {
 		return setupErr("--expected-failures names IDs that are not %s checks: %s", side, idList(unknown))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
@@ -50,7 +51,7 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report, with a timeline per check, to this file")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
-	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel, "how many checks run at once; 1 runs them one after another")
+	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel(catalogue.Client), "how many checks run at once (default: one per core); 1 runs them one after another")
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every check's exchange log to stderr as it finishes")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, clientUsage)

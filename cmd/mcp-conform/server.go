@@ -36,7 +36,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the target directly; checks that inject network faults are skipped")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
-	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel, "how many checks run at once (the exclusive checks, RUNS alone in mcp-conform list, run alone); 1 runs them one after another")
+	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel(catalogue.Server), "how many checks run at once (default: three per core; the exclusive checks, RUNS alone in mcp-conform list, run alone); 1 runs them one after another")
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every check's exchange log to stderr as it finishes")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: mcp-conform server [flags]
