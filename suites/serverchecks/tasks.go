@@ -22,11 +22,6 @@ const relatedTaskMeta = "io.modelcontextprotocol/related-task"
 // codeInvalidParams is what every refusal about a task id must be.
 const codeInvalidParams = -32602
 
-// ttlMargin is how long before the reported ttl elapses TASK-TTL-KEPT
-// asks for the result.
-// Loaded machines delay a check's timers by hundreds of milliseconds.
-const ttlMargin = 2 * time.Second
-
 // minPoll is the shortest interval at which a check polls a task.
 const minPoll = 50 * time.Millisecond
 
@@ -220,7 +215,7 @@ func (e *env) taskResult(ctx context.Context, c *wire.Client, sid, id string) ma
 func (e *env) settleTask(ctx context.Context, c *wire.Client, sid, id string) {
 	ctx, cancel := context.WithTimeout(ctx, taskNeed(e.Config))
 	defer cancel()
-	poll := e.pollOf(id)
+	poll := e.suggestedPoll(id) // the check may be over: its own context bounds the waits
 	for {
 		resp, err := e.taskCall(ctx, c, sid, "tasks/get", map[string]any{"taskId": id})
 		if err != nil || resp.Status != http.StatusOK {
@@ -239,8 +234,13 @@ func (e *env) settleTask(ctx context.Context, c *wire.Client, sid, id string) {
 	}
 }
 
-// pollOf is the poll interval of task id, at least minPoll.
-func (e *env) pollOf(id string) time.Duration {
+// pollOf is the poll interval of task id as the check waits it: the
+// server's, at least minPoll, bounded by the check's deadline (boundPoll).
+func (e *env) pollOf(id string) time.Duration { return e.boundPoll(id, e.suggestedPoll(id)) }
+
+// suggestedPoll is the poll interval the server suggested for task id,
+// at least minPoll.
+func (e *env) suggestedPoll(id string) time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return max(e.polls[id], minPoll)
@@ -406,47 +406,7 @@ func taskChecks() []def {
 			e.Expect(got.Status).To(Equal("cancelled"), "cancelled task %s later", working.TaskID)
 		}},
 
-		{id: "TASK-TTL-KEPT", need: func(c *target.Config) time.Duration { return 2*taskRun(c) + 3*taskSlack }, body: func(ctx context.Context, e *env) {
-			sid := e.taskSession(ctx, e.C)
-			asked := taskRun(e.Config) + 2*taskSlack
-			sent := time.Now()
-			tk, _ := e.createTask(ctx, e.C, sid, asked)
-			if tk.ttl() == nil {
-				e.Logf("no ttl reported: the result is kept without limit")
-			}
-			poll := tk.poll()
-			if poll <= 0 {
-				poll = taskRun(e.Config) / 4
-			}
-			// Poll as a client does, never asking for the result early.
-			e.Pause(poll)
-			e.Eventually(func() string {
-				return e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get while polling").Status
-			}).WithPolling(poll).Should(Equal("completed"), "task %s to complete", tk.TaskID)
-			keep := asked
-			if t := tk.ttl(); t != nil {
-				keep = *t
-			}
-			// Shortly before: a margin for the request's own latency and,
-			// in the extension, the poll interval taskResult waits first.
-			margin := ttlMargin
-			if e.modern() {
-				margin += e.pollOf(tk.TaskID)
-			}
-			late := sent.Add(keep - margin)
-			if wait := time.Until(late); wait > 0 {
-				e.Pause(wait)
-			} else {
-				e.Logf("the reported ttl %v had nearly elapsed when the task completed", keep)
-			}
-			// The task outlives the session: a client whose session ended
-			// meanwhile asks from a new one.
-			if resp, err := e.C.Call(ctx, sid, "ping", nil); !e.modern() && err == nil && resp.Status == http.StatusNotFound {
-				e.Logf("the session is gone (404): asking for the result from a new session")
-				sid = e.connect(ctx, e.C)
-			}
-			e.taskResult(ctx, e.C, sid, tk.TaskID)
-		}},
+		{id: "TASK-TTL-KEPT", need: ttlNeed, body: func(ctx context.Context, e *env) { e.ttlKept(ctx) }},
 
 		{id: "TASK-RESTART", need: taskNeed, body: func(ctx context.Context, e *env) {
 			sid := e.taskSession(ctx, e.C)
