@@ -160,7 +160,7 @@ var entries = []Entry{
 	{ID: "TASK-CANCEL-TERMINAL", Level: Must, Side: Server, Section: "tasks", SpecRef: specTasks + "#cancelling-tasks", Sessionless: true, Needs: []Key{KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
 		Summary: "tasks/cancel of a completed task answers -32602; a cancelled working task is cancelled in the answer and stays cancelled."},
 	{ID: "TASK-TTL-KEPT", Level: Should, Side: Server, Section: "tasks", SpecRef: specTasks + "#task-lifecycle", Sessionless: true, Needs: []Key{KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
-		Summary: "A completed task's result is still retrievable shortly before the ttl reported in its CreateTaskResult elapses."},
+		Summary: "A completed task's result is still retrievable shortly before its ttl elapses: the ttl reported in its CreateTaskResult, or the one the check asked for when the server granted longer."},
 	{ID: "TASK-RESTART", Level: Res, Side: Server, Section: "tasks", SpecRef: resilience + "tasks-across-restarts", Sessionless: true, Needs: []Key{KeyTask}, Restarts: true, Exclusive: true, DependsOn: []string{"TASK-DURABLE-CREATE"},
 		Summary: "After a restart, a request for a task made before answers at once (the task, or -32602 if the store is not durable; never a hang or 5xx), and a new task runs to its result."},
 
