@@ -33,6 +33,7 @@ func TestHTMLTimeline(t *testing.T) {
 	for _, want := range []string{
 		`data-lane="#1"`, `#1 POST tools/call`, `#2 GET (resume)`, `class="ev fault"`, `>F-REFRESH<`,
 		`class="ev silence"`, `&lt;script&gt;alert(1)&lt;/script&gt;`, `data-check="c-B-FAIL"`, `id="c-B-FAIL" open`, `>1 pass<`, `>1 skip<`, `(1 not selected)`,
+		`Findings, root causes first`, `<a href="#c-B-FAIL">B-FAIL</a> (MUST) FAIL: want 404; blocks I-BLOCKED`, `>1 blocked<`, `>1 inconclusive<`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)

@@ -97,8 +97,11 @@ type Run struct {
 	Counts          map[Verdict]int `json:"counts"`
 	// Defects is how many distinct findings the run has: the checks that
 	// failed at any level and were not blocked by another failure.
-	Defects int     `json:"defects"`
-	Checks  []Check `json:"checks"`
+	Defects int `json:"defects"`
+	// RootCauses are those checks' IDs, root causes first: failures of the
+	// run, then warnings, informational and expected failures.
+	RootCauses []string `json:"root_causes"`
+	Checks     []Check  `json:"checks"`
 }
 
 // Finish computes Counts and Passed from the checks.
@@ -117,6 +120,12 @@ func (r *Run) Finish() {
 		}
 		if c.Verdict.Defect() {
 			r.Defects++
+		}
+	}
+	r.RootCauses = []string{}
+	for _, c := range RootsFirst(r.Checks) {
+		if c.Verdict.Defect() {
+			r.RootCauses = append(r.RootCauses, c.ID)
 		}
 	}
 }

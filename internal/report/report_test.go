@@ -34,8 +34,8 @@ func TestFinish(t *testing.T) {
 	}
 	// B-FAIL, C-WARN and G-XFAIL are findings; the blocked and the
 	// inconclusive checks are not.
-	if r.Defects != 3 {
-		t.Errorf("%d defects, want 3", r.Defects)
+	if r.Defects != 3 || strings.Join(r.RootCauses, " ") != "B-FAIL C-WARN G-XFAIL" {
+		t.Errorf("%d defects %v, want 3: B-FAIL C-WARN G-XFAIL", r.Defects, r.RootCauses)
 	}
 	ok := &Run{Checks: []Check{{Verdict: Pass}, {Verdict: Warn}, {Verdict: Info}, {Verdict: ExpectedFailure}, {Verdict: Inconclusive}, {Verdict: Blocked}}}
 	ok.Finish()
