@@ -27,18 +27,23 @@ type probe struct {
 	sessionless string
 	// rtt is how long the initialize round trip took.
 	rtt time.Duration
+	// url is the endpoint that answered: the target's URL, or where a
+	// redirect within its origin led (follow).
+	url string
 }
 
 // preflight initializes once, so that an unreachable URL or something
 // that is not an MCP endpoint is one clear setup error instead of a page
 // of failed checks. It learns the negotiated version and whether the
-// target keeps sessions, and deletes the session it made.
-func preflight(ctx context.Context, url, version string, cfg *target.Config) (*probe, error) {
+// target keeps sessions, and deletes the session it made. A redirect is
+// a setup error unless follow allows it (within the target's origin only).
+func preflight(ctx context.Context, url, version string, cfg *target.Config, follow bool) (*probe, error) {
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
 	c := wire.New(url)
 	c.ProtocolVersion = version
 	c.Header = cfg.RequestHeader()
+	c.FollowRedirects = follow
 	if version >= wire.SessionlessProtocolVersion {
 		if p := discover(ctx, c); p != nil {
 			return p, nil
@@ -61,6 +66,8 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	}
 	switch resp.Status {
 	case http.StatusOK:
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return nil, redirected(url, resp, follow)
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return nil, notMCP("the target refused the harness; declare its bearer tokens (principals) or headers in --target-config")
 	default:
@@ -82,7 +89,8 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config) (*p
 	if err := json.Unmarshal(m.Result, &res); err != nil || res.ProtocolVersion == "" {
 		return nil, notMCP("the result is not an InitializeResult (no protocolVersion)")
 	}
-	p := &probe{version: res.ProtocolVersion, rtt: rtt}
+	p := &probe{version: res.ProtocolVersion, rtt: rtt, url: resp.URL}
+	c.URL = resp.URL
 	sid := resp.SessionID()
 	switch {
 	case res.ProtocolVersion >= wire.SessionlessProtocolVersion:
@@ -117,7 +125,7 @@ func discover(ctx context.Context, c *wire.Client) *probe {
 	if json.Unmarshal(m.Result, &res) != nil || !slices.Contains(res.SupportedVersions, c.ProtocolVersion) {
 		return nil
 	}
-	return &probe{version: c.ProtocolVersion, rtt: rtt,
+	return &probe{version: c.ProtocolVersion, rtt: rtt, url: resp.URL,
 		sessionless: fmt.Sprintf("the target speaks protocol %s (server/discover), which has no sessions, GET streams or resumption", c.ProtocolVersion)}
 }
 

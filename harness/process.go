@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // stopTimeout is how long a target process gets to exit after SIGTERM
@@ -78,7 +80,7 @@ func (p *processTarget) start(ctx context.Context) error {
 func (p *processTarget) awaitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	client := &http.Client{Timeout: time.Second}
+	client := &http.Client{Timeout: time.Second, CheckRedirect: wire.RedirectPolicy(false)} // a redirect is an answer
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {

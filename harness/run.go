@@ -68,6 +68,10 @@ type Options struct {
 	// checks were skipped for want of a profile key; empty for nowhere. A
 	// path whose directory does not exist gets a note instead.
 	SuggestProfile string
+	// FollowRedirects follows the target's redirects within its origin
+	// (scheme, host and port); without it a redirect is a setup error. A
+	// redirect to another origin is never followed.
+	FollowRedirects bool
 }
 
 // SetupError is a problem with the options or the target that prevents a
@@ -118,11 +122,19 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if managed != nil {
 		defer managed.Close()
 	}
-	pr, err := preflight(ctx, o.URL, o.ProtocolVersion, cfg)
+	pr, err := preflight(ctx, o.URL, o.ProtocolVersion, cfg, o.FollowRedirects)
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs}
+	if o.FollowRedirects {
+		fmt.Fprintf(stdout, "note: --follow-redirects: redirects within the target's origin are followed; a redirect to another origin never is\n")
+		if pr.url != o.URL {
+			fmt.Fprintf(stdout, "note: %s redirected initialize to %s (same origin); checking %s\n", o.URL, pr.url, pr.url)
+			o.URL = pr.url
+		}
+	}
+	tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs,
+		FollowRedirects: o.FollowRedirects}
 	if managed != nil {
 		tc.Restart = managed.Restart
 		if k, ok := managed.(interface{ Kill(context.Context) error }); ok {
@@ -137,7 +149,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 		fmt.Fprintf(stdout, "note: offered protocol %s, the target negotiated %s\n", o.ProtocolVersion, pr.version)
 	}
 	if pr.sessionless != "" {
-		fmt.Fprintf(stdout, "note: session, GET and replay checks are not applicable: %s\n", pr.sessionless)
+		fmt.Fprintf(stdout, "note: the checks that need sessions are not applicable: %s\n", pr.sessionless)
 	}
 	fmt.Fprintf(stdout, "mcp-conform server: checking %s (profile %s, %d at a time)\n", o.URL, o.Profile, o.Parallel)
 

@@ -352,7 +352,7 @@ func SuggestProfile(ctx context.Context, url, version string, cfg *target.Config
 	if cfg == nil {
 		cfg = &target.Config{}
 	}
-	if _, err := preflight(ctx, url, version, cfg); err != nil {
+	if _, err := preflight(ctx, url, version, cfg, false); err != nil {
 		return "", &SetupError{err}
 	}
 	tools, err := listTools(ctx, url, version, cfg)

@@ -34,6 +34,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var replicas stringList
 	fs.Var(&replicas, "replica-url", "MCP endpoint of another replica of the --url deployment (repeatable); enables the replica checks")
 	fs.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the target directly; checks that inject network faults are skipped")
+	fs.BoolVar(&o.FollowRedirects, "follow-redirects", false, "follow the target's redirects within its origin (scheme, host and port); without it a redirect is a setup error, and a redirect to another origin always is")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
 	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel(catalogue.Server), "how many checks run at once (default: three per core; the exclusive checks, RUNS alone in mcp-conform list, run alone); 1 runs them one after another")

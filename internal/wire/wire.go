@@ -64,13 +64,20 @@ type Client struct {
 	ProtocolVersion string
 	// Header is added to every request (Authorization, Origin, ...).
 	Header http.Header
+	// FollowRedirects follows redirects within the endpoint's origin;
+	// others, and every redirect without it, are answers (RedirectPolicy).
+	FollowRedirects bool
+	// Stateless: the target issues no session ids, so requests go without
+	// one and still carry MCP-Protocol-Version, as every request after
+	// initialize must (initialize, the negotiation, carries none).
+	Stateless bool
 
 	nextID atomic.Int64
 }
 
 // New returns a client for url with its own http.Client.
 func New(url string) *Client {
-	return &Client{URL: url, HTTP: &http.Client{}, ProtocolVersion: DefaultProtocolVersion, Header: http.Header{}}
+	return &Client{URL: url, HTTP: &http.Client{CheckRedirect: RedirectPolicy(false)}, ProtocolVersion: DefaultProtocolVersion, Header: http.Header{}}
 }
 
 // Message is a JSON-RPC message as it travels.
@@ -105,6 +112,9 @@ type Response struct {
 	Events []sse.Event
 	// IsSSE reports a text/event-stream response.
 	IsSSE bool
+	// URL is the URL that answered: the request's, or where a followed
+	// redirect led.
+	URL string
 }
 
 // SessionID returns the Mcp-Session-Id response header.
@@ -203,21 +213,40 @@ func (c *Client) NewHTTPRequest(ctx context.Context, method, sessionID string, b
 	}
 	if sessionID != "" {
 		req.Header.Set(HeaderSessionID, sessionID)
-		if c.ProtocolVersion != "" {
-			req.Header.Set(HeaderProtocolVersion, c.ProtocolVersion)
-		}
+	}
+	if c.ProtocolVersion != "" && (sessionID != "" || (c.Stateless && !isInitialize(body))) {
+		req.Header.Set(HeaderProtocolVersion, c.ProtocolVersion)
 	}
 	return req, nil
 }
 
+// isInitialize reports whether a request body is an initialize request.
+func isInitialize(body any) bool {
+	var data []byte
+	switch b := body.(type) {
+	case map[string]any:
+		return b["method"] == "initialize"
+	case []byte:
+		data = b
+	case string:
+		data = []byte(b)
+	default:
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(data, &m) == nil && m.Method == "initialize"
+}
+
 // Do sends req and reads the whole answer (an SSE stream until it ends).
 func (c *Client) Do(req *http.Request) (*Response, error) {
-	resp, err := c.HTTP.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, IsSSE: IsSSE(resp)}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, IsSSE: IsSSE(resp), URL: resp.Request.URL.String()}
 	if !out.IsSSE {
 		out.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		return out, err
@@ -408,7 +437,7 @@ type Stream struct {
 // Open sends req and returns its SSE stream; a non-SSE answer is an error
 // carrying the status and body.
 func (c *Client) Open(req *http.Request) (*Stream, error) {
-	resp, err := c.HTTP.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		return nil, err
 	}

@@ -45,19 +45,15 @@ type def struct {
 	// reset arms the check's proxy for F-RESET (every close becomes a TCP
 	// reset, so only checks that reset use it).
 	reset bool
+	// modern: the body speaks the sessionless revision 2026-07-28 too
+	// (no initialize); other Sessionless checks run there only against a
+	// stateless 2025-11-25 target.
+	modern bool
 }
 
 // Checks returns the server checks, in catalogue order, bound to tc.
 func Checks(tc *Target) []kit.Check {
-	var defs []def
-	for _, section := range [][]def{
-		sessionChecks(), streamChecks(), jsonrpcChecks(), graceChecks(), recreateChecks(),
-		streamResilienceChecks(), replayChecks(), envelopeChecks(), robustnessChecks(), restartChecks(),
-		replicaChecks(),
-		taskChecks(),
-	} {
-		defs = append(defs, section...)
-	}
+	defs := allDefs()
 	out := make([]kit.Check, len(defs))
 	for i, d := range defs {
 		c := kit.Check{Entry: catalogue.MustLookup(d.id)}
@@ -68,6 +64,20 @@ func Checks(tc *Target) []kit.Check {
 		out[i] = c
 	}
 	return out
+}
+
+// allDefs returns every server check's def, in catalogue order.
+func allDefs() []def {
+	var defs []def
+	for _, section := range [][]def{
+		sessionChecks(), streamChecks(), jsonrpcChecks(), graceChecks(), recreateChecks(),
+		streamResilienceChecks(), replayChecks(), envelopeChecks(), robustnessChecks(), restartChecks(),
+		replicaChecks(),
+		modernToo(taskChecks()), // their io.modelcontextprotocol/tasks variants
+	} {
+		defs = append(defs, section...)
+	}
+	return defs
 }
 
 // NeedsKey starts the reason of a check skipped because the target
@@ -90,8 +100,11 @@ func Unmet(msg string) bool {
 // looked at before keys, so a check skipped for keys needs nothing else.
 func (tc *Target) setup(t *kit.T, d def) *env {
 	ent := t.Entry
-	if tc.Sessionless != "" && !ent.Sessionless {
+	switch {
+	case tc.Sessionless != "" && !ent.Sessionless:
 		t.Skip("not applicable: " + tc.Sessionless)
+	case tc.sessionlessRevision() && !d.modern:
+		t.Skip("not applicable: " + tc.Sessionless + "; the check begins with the initialize handshake, which that revision removed")
 	}
 	keys, flags := ent.Missing(tc.Config.Has, tc.Restart != nil, len(tc.Replicas) > 0)
 	switch {
@@ -145,8 +158,10 @@ func (tc *Target) setup(t *kit.T, d def) *env {
 // client returns a wire client on the check's transport and log.
 func (e *env) client(u string, h http.Header) *wire.Client {
 	c := wire.New(u)
-	c.HTTP = &http.Client{Transport: &kit.Recorder{Base: e.tr, Log: e.Log()}}
+	c.FollowRedirects = e.target.FollowRedirects
+	c.HTTP = &http.Client{Transport: &kit.Recorder{Base: e.tr, Log: e.Log()}, CheckRedirect: wire.RedirectPolicy(c.FollowRedirects)}
 	c.ProtocolVersion = e.target.ProtocolVersion
+	c.Stateless = e.stateless()
 	c.Header = h
 	return c
 }

@@ -58,7 +58,7 @@ func robustnessChecks() []def {
 		{id: "SLOW-READER", need: slowReaderNeed, body: func(ctx context.Context, e *env) {
 			p := e.needProxy()
 			sid := e.connect(ctx, e.C)
-			e.openGET(ctx, e.C, sid, "")
+			e.openStandalone(ctx, sid)
 
 			// First, unstalled, the target shows that it answers such a ping.
 			ping := bigPing()
@@ -83,11 +83,17 @@ func robustnessChecks() []def {
 			e.Cleanup(func(context.Context) { cancel(); <-done })
 			e.Eventually(p.Stalled).Should(BeNumerically(">=", slowStarted),
 				"the target starting its %d-byte answer on the stalled connection", slowAnswer)
-			e.Logf("the target is writing to the stalled connection; the GET stream is stalled too")
+			e.Logf("the target is writing to the stalled connection; the GET stream, if any, is stalled too")
 
-			e.within(ctx, promptBound, "tools/list on another connection of the session", func(ctx context.Context) {
+			e.within(ctx, promptBound, "tools/list on another connection of the client", func(ctx context.Context) {
 				e.expectWorks(ctx, e.C, sid)
 			})
+			if sid == "" {
+				// A stateless target: no session to end, and a replacing
+				// GET replaces nothing.
+				e.Logf("the target is stateless: no replacing GET or DELETE to time")
+				return
+			}
 			e.within(ctx, closeBound(e.Config), "a GET replacing the stalled standalone stream", func(ctx context.Context) {
 				s, err := e.C.OpenGET(ctx, sid, "")
 				if isStatus(err, http.StatusConflict) {
@@ -110,6 +116,24 @@ func robustnessChecks() []def {
 	}
 }
 
+// openStandalone opens the standalone GET stream that SLOW-READER stalls
+// with the rest. A target with sessions must offer one (a 405 skips the
+// check, which then cannot time the replacing GET); a stateless target
+// need not, and the check goes on without it.
+func (e *env) openStandalone(ctx context.Context, sid string) {
+	if sid != "" {
+		e.openGET(ctx, e.C, sid, "")
+		return
+	}
+	s, err := e.get(ctx, e.C, sid, "")
+	if isStatus(err, http.StatusMethodNotAllowed) {
+		e.Logf("the target answers GET with 405: no standalone stream to stall")
+		return
+	}
+	e.Expect(err).NotTo(HaveOccurred(), "GET stream")
+	e.collect("GET", s)
+}
+
 // within runs f with a context that ends after d, and fails the check with
 // what was blocked if f's requests did not finish by then.
 func (e *env) within(ctx context.Context, d time.Duration, what string, f func(ctx context.Context)) {
@@ -118,14 +142,14 @@ func (e *env) within(ctx context.Context, d time.Duration, what string, f func(c
 	defer func() {
 		if r := recover(); r != nil {
 			if bctx.Err() != nil && ctx.Err() == nil {
-				e.Failf("%s: no answer within %v while another stream of the session was not read: the stalled stream blocks the session", what, d)
+				e.Failf("%s: no answer within %v while another of the client's streams was not read: the stalled stream blocks the client's other requests", what, d)
 			}
 			panic(r)
 		}
 	}()
 	f(bctx)
 	if bctx.Err() != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
-		e.Failf("%s: no answer within %v while another stream of the session was not read", what, d)
+		e.Failf("%s: no answer within %v while another of the client's streams was not read", what, d)
 	}
 }
 
@@ -150,8 +174,10 @@ func (e *env) ownClient() *wire.Client {
 	}
 	e.Cleanup(func(context.Context) { tr.CloseIdleConnections() })
 	c := wire.New(e.C.URL)
-	c.HTTP = &http.Client{Transport: &kit.Recorder{Base: tr, Log: e.Log()}}
+	c.FollowRedirects = e.target.FollowRedirects
+	c.HTTP = &http.Client{Transport: &kit.Recorder{Base: tr, Log: e.Log()}, CheckRedirect: wire.RedirectPolicy(c.FollowRedirects)}
 	c.ProtocolVersion = e.target.ProtocolVersion
+	c.Stateless = e.stateless()
 	c.Header = e.Config.RequestHeader()
 	return c
 }

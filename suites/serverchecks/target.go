@@ -27,8 +27,18 @@ type Target struct {
 	// (--replica-url); the replica checks alternate requests between URL
 	// and these, each behind its own fault proxy.
 	Replicas []string
-	// Sessionless is why session, GET and replay checks do not apply (the
+	// Baseline is what one call of the notifying tool that no fault
+	// disturbed showed before the checks (ObserveBaseline); nil when none
+	// was observed. The checks that count the tool's notifications judge
+	// them, and bound their waits, by it.
+	Baseline *Baseline
+	// Sessionless is why the checks that need sessions do not apply (the
 	// target assigned no session id, or speaks only a sessionless revision);
-	// empty when they do.
+	// empty when they do. The catalogue's Sessionless checks run there (see
+	// stateless.go).
 	Sessionless string
+	// FollowRedirects follows redirects within the target's origin
+	// (--follow-redirects); by default a redirect is an answer. A redirect
+	// to another origin is never followed.
+	FollowRedirects bool
 }

@@ -32,6 +32,7 @@ func (e *env) watch(c *wire.Client, sid string) {
 	born := time.Now()
 	direct := wire.New(e.target.URL)
 	direct.ProtocolVersion, direct.Header = c.ProtocolVersion, c.Header.Clone()
+	direct.FollowRedirects = e.target.FollowRedirects
 	e.Diagnose(func(ctx context.Context) string {
 		if e.ended(sid) {
 			return ""
