@@ -1,26 +1,55 @@
 GO ?= go
 BIN := bin/mcp-conform
-# Arguments for `make run`, e.g. make run ARGS="serve --addr 127.0.0.1:9000".
-ARGS ?= serve
+# Arguments for `make run`, e.g. make run ARGS="reference-server --addr 127.0.0.1:9000".
+ARGS ?= reference-server
 
-.PHONY: all build test test-race run lint fmt bench flake clean fuzz
+.PHONY: all build test test-load check run lint fmt bench flake clean fuzz help
 
 all: lint build test
 
+## help: list the targets
+help:
+	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'
+
+## build: bin/mcp-conform and bin/reference-server
 build:
 	$(GO) build -o $(BIN) ./cmd/mcp-conform
 	$(GO) build -o bin/reference-server ./cmd/reference-server
 
-# The test command CI runs: lint, every package with the race detector, then
-# a short run of each fuzz target. Its budget is a count of inputs, not a
-# duration: Go 1.26's fuzzer can fail a duration-bounded run with "context
-# deadline exceeded" when it ends (golang/go#75804).
+# The packages with tests that -short leaves out: the end-to-end runs.
+E2E_PKGS := $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' 'testing.Short()' .))))
+
+## test: what CI runs (lint, race pass, end-to-end pass, fuzz)
+# Three passes, each where it finds what it is for:
+#  1. Every package with the race detector and -short: the unit and
+#     integration tests. In cmd/mcp-conform, TestServerReference is then the
+#     race pass of the harness against the reference, and in storm the
+#     storm smoke test runs the reference under the detector.
+#  2. The end-to-end runs on the normal build (the packages in E2E_PKGS):
+#     the fixture self-tests and every verdict of the reference. Their
+#     verdicts hang on wall-clock timings (a 1 s idle threshold), which the
+#     detector's slowdown would stretch past the checks' premises.
+#  3. A short run of each fuzz target. Its budget is a count of inputs, not a
+#     duration: Go 1.26's fuzzer can fail a duration-bounded run with
+#     "context deadline exceeded" when it ends (golang/go#75804).
 test: lint
-	$(GO) test -race -count=1 -timeout 10m ./...
+	$(GO) test -race -short -count=1 -timeout 10m ./...
+	$(GO) test -count=1 -timeout 10m $(E2E_PKGS)
 	$(MAKE) fuzz FUZZTIME=50000x
 
-# Fuzz targets (package:target); their seed corpora are in testdata/fuzz.
-# make fuzz FUZZTIME=10m runs each longer.
+## test-load: make test beside two busy processes that keep both cores of a two-core machine busy
+test-load:
+	@echo "make test beside two busy processes (yes > /dev/null)"
+	@yes >/dev/null & y1=$$!; yes >/dev/null & y2=$$!; \
+	trap 'kill $$y1 $$y2 2>/dev/null' EXIT; $(MAKE) test
+
+## check ID=...: prove one server check: it passes on the reference and fails on each fixture that breaks it
+check:
+	@test -n "$(ID)" || { echo "usage: make check ID=GRACE-EXPIRES" >&2; exit 2; }
+	$(GO) test -count=1 -run '^TestOneCheck$$' -v ./cmd/mcp-conform -check '$(ID)'
+
+## fuzz: each fuzz target (FUZZTIME=10m for longer); seed corpora are in testdata/fuzz
+# Fuzz targets (package:target).
 FUZZ_TARGETS := ./reference/server:FuzzPOST ./reference/server:FuzzParseEventID ./reference/eventstore:FuzzStore
 FUZZTIME ?= 2m
 fuzz:
@@ -29,9 +58,11 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) $${t%%:*}; \
 	done
 
+## run ARGS=...: go run the command
 run:
 	$(GO) run ./cmd/mcp-conform $(ARGS)
 
+## lint: gofmt and go vet
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -39,14 +70,17 @@ lint:
 fmt:
 	gofmt -w .
 
+## bench: the benchmarks
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-# Repeats the tests to catch flakes: make flake N=10
+## flake N=10: make test's passes N times over, to catch flakes
 N ?= 10
 flake:
-	$(GO) test -race -count=$(N) -timeout 60m ./...
+	$(GO) test -race -short -count=$(N) -timeout 60m ./...
+	$(GO) test -count=$(N) -timeout 60m $(E2E_PKGS)
 
+## clean: remove bin/
 clean:
 	rm -rf bin
 
@@ -54,6 +88,7 @@ clean:
 # server (installed with npm into ~/.cache/mcp-conform) and a plain Go SDK
 # server, each with its expected failures (fixtures/thirdparty/).
 .PHONY: conform-thirdparty
+## conform-thirdparty: the harness against third-party servers and clients, each with its baseline
 conform-thirdparty: build
 	fixtures/thirdparty/ts-sdk/install.sh
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
@@ -67,6 +102,7 @@ conform-thirdparty: build
 # N = 100, 500 and 1000 sessions, then each reconnect strategy; figures and
 # a table in reports/storm. Fails when a reference run does.
 .PHONY: storm
+## storm: refresh storms, the reference beside the SDK servers (about 5 minutes)
 storm: build
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
 	$(GO) build -o bin/mcpgo-peer ./fixtures/thirdparty/mcpgo
@@ -78,5 +114,6 @@ storm: build
 # installed with npm into ~/.cache/mcp-conform; deviations from
 # fixtures/official/expected-failures.yml fail it.
 .PHONY: conform-official
+## conform-official: the official MCP conformance suite against the reference server and client
 conform-official: build
 	fixtures/official/run.sh $(BIN)
