@@ -90,7 +90,7 @@ clean:
 .PHONY: conform-thirdparty
 ## conform-thirdparty: the harness against third-party servers and clients, each with its baseline
 conform-thirdparty: build
-	fixtures/thirdparty/ts-sdk/install.sh
+	for i in fixtures/thirdparty/*/install.sh; do $$i >/dev/null || exit 1; done
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
 	$(GO) build -o bin/mcpgo-peer ./fixtures/thirdparty/mcpgo
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer fixtures/thirdparty/run.sh $(BIN)
