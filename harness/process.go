@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/internal/proctree"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
@@ -27,8 +28,9 @@ type processTarget struct {
 	timeout time.Duration
 	out     *tail
 	cmd     *exec.Cmd
+	tree    *proctree.Tree
 	exited  chan struct{}
-	waitErr error
+	waitErr *error // the command's Wait error, once exited is closed
 }
 
 // startProcess picks a free port, substitutes it for {port} in the command
@@ -62,12 +64,15 @@ func freePort() (string, error) {
 func (p *processTarget) start(ctx context.Context) error {
 	p.cmd = exec.Command("/bin/sh", "-c", p.command)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so stop reaches its children
+	p.tree = proctree.Prepare(p.cmd) // so stop reaches its children, wherever they went
 	if err := p.cmd.Start(); err != nil {
 		return fmt.Errorf("--server-cmd: %w", err)
 	}
-	p.exited = make(chan struct{})
-	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
+	// Each start waits on its own command: a command whose wait was
+	// given up on (see kill) must not touch its successor's.
+	cmd, exited, waitErr := p.cmd, make(chan struct{}), new(error)
+	p.exited, p.waitErr = exited, waitErr
+	go func() { *waitErr = cmd.Wait(); close(exited) }()
 	if err := p.awaitReady(ctx); err != nil {
 		p.Close()
 		return err
@@ -91,7 +96,7 @@ func (p *processTarget) awaitReady(ctx context.Context) error {
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("--server-cmd %q exited before %s answered (%v); its output:\n%s", p.command, p.url, p.waitErr, p.out)
+			return fmt.Errorf("--server-cmd %q exited before %s answered (%v); its output:\n%s", p.command, p.url, *p.waitErr, p.out)
 		case <-ctx.Done():
 			return fmt.Errorf("--server-cmd %q: %s did not answer within %v; its output:\n%s", p.command, p.url, p.timeout, p.out)
 		case <-tick.C:
@@ -99,31 +104,41 @@ func (p *processTarget) awaitReady(ctx context.Context) error {
 	}
 }
 
-// Close stops the process group: SIGTERM, then SIGKILL after stopTimeout.
+// Close stops the process tree: SIGTERM to the process group, then, once
+// the command exited or after stopTimeout, SIGKILL to every process of the
+// tree: the group, and the descendants that left it or were orphaned.
 func (p *processTarget) Close() {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
-	pgid := -p.cmd.Process.Pid
-	_ = syscall.Kill(pgid, syscall.SIGTERM)
+	p.tree.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
 	case <-time.After(stopTimeout):
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
-		<-p.exited
 	}
-	_ = syscall.Kill(pgid, syscall.SIGKILL) // children that ignored SIGTERM
+	p.kill()
 }
 
-// Kill is F-KILL: SIGKILL to the process group, nothing else; Restart
+// Kill is F-KILL: SIGKILL to the process tree, nothing else; Restart
 // starts it again.
 func (p *processTarget) Kill(context.Context) error {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return fmt.Errorf("--server-cmd: no process to kill")
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.exited
+	p.kill()
 	return nil
+}
+
+// kill sends SIGKILL to the tree and waits for the command. A descendant
+// the tree cannot find (one that left the group and cleared its
+// environment) may hold the command's output open; the wait is bounded so
+// that it cannot hold up the harness.
+func (p *processTarget) kill() {
+	p.tree.Kill()
+	select {
+	case <-p.exited:
+	case <-time.After(stopTimeout):
+	}
 }
 
 // Restart is F-RESTART: stop the process and start it again on the same port.

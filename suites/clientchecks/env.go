@@ -3,6 +3,7 @@ package clientchecks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,15 @@ type Client struct {
 	// (contract.EnvProtocolVersion); "" is 2025-11-25. Under
 	// wire.SessionlessProtocolVersion only the catalogue's Sessionless checks run.
 	ProtocolVersion string
+	// Parallel is how many checks run at once (--parallel): how many client
+	// processes the checks' deadlines expect to share the cores.
+	Parallel int
+	// Measured is the client's undisturbed run (Measure), from which every
+	// run's budget is derived.
+	Measured Measurement
+
+	liveMu sync.Mutex
+	live   map[*clientRun]bool // the client processes running now
 }
 
 // modern reports whether the client speaks the revision without sessions.
@@ -41,6 +51,8 @@ type clientEnv struct {
 	srv      *scriptedServer
 	stateDir string
 	running  atomic.Int64
+	// waits is what the scenario makes a run wait, beyond its allowance.
+	waits time.Duration
 
 	mu   sync.Mutex
 	nrun int
@@ -55,7 +67,8 @@ type def struct {
 	// runs is how many times the check starts the client under test, and
 	// waits how long the scripted server makes those runs wait (tool steps,
 	// retry fields, task polls) when the client behaves. The check's need
-	// (kit.Check.Need) is derived from them: runs × runAllowance + waits.
+	// (kit.Check.Need) and each run's budget are derived from them and the
+	// client's measured run (budget.go).
 	runs  int
 	waits time.Duration
 	body  func(ctx context.Context, e *clientEnv)
@@ -70,27 +83,20 @@ func Checks(cl *Client) []kit.Check {
 	out := make([]kit.Check, len(defs))
 	for i, d := range defs {
 		ent := catalogue.MustLookup(d.id)
-		out[i] = kit.Check{Entry: ent, Need: d.need(), Run: func(t *kit.T) {
+		out[i] = kit.Check{Entry: ent, Need: d.need(cl), Run: func(t *kit.T) {
 			if cl.ProtocolVersion == wire.SessionlessProtocolVersion && !ent.Sessionless {
 				t.Skip("not applicable: the check needs sessions, which " + wire.SessionlessProtocolVersion + " does not have")
 			}
-			d.body(t.Context(), cl.newEnv(t, d.opts))
+			d.body(t.Context(), cl.newEnv(t, d))
 		}}
 	}
 	return out
 }
 
-// runAllowance is what one run of the client under test may take beyond
-// the waits the scripted server imposes: starting the process (an
-// interpreter's start-up included), initialize, a request or two, exit.
-const runAllowance = 2 * time.Second
-
-// need is how long the check takes against a client that behaves.
-func (d def) need() time.Duration { return time.Duration(d.runs)*runAllowance + d.waits }
-
-func (cl *Client) newEnv(t *kit.T, opts serverOpts) *clientEnv {
+func (cl *Client) newEnv(t *kit.T, d def) *clientEnv {
 	t.Helper()
-	e := &clientEnv{T: t, client: cl}
+	opts := d.opts
+	e := &clientEnv{T: t, client: cl, waits: d.waits}
 	e.rec = &clientRecorder{log: t.Log(), run: func() int { return int(e.running.Load()) }}
 	dir, err := os.MkdirTemp(cl.StateRoot, strings.ToLower(t.Entry.ID)+"-")
 	if err != nil {
@@ -121,7 +127,9 @@ func (e *clientEnv) track(cr *clientRun) {
 	e.mu.Unlock()
 }
 
-// stopRuns kills every run still going and waits for it.
+// stopRuns kills every run still going and waits for it, and kills what
+// the runs that ended left running (in their process group, or escaped
+// from it): nothing a client starts outlives its check.
 func (e *clientEnv) stopRuns() {
 	e.mu.Lock()
 	runs := append([]*clientRun(nil), e.runs...)
@@ -129,6 +137,9 @@ func (e *clientEnv) stopRuns() {
 	for _, cr := range runs {
 		select {
 		case <-cr.done:
+			if left := cr.tree.Kill(); len(left) > 0 {
+				e.Logf("run %d left %d processes running after it exited (pids %v): killed", cr.n, len(left), left)
+			}
 		default:
 			cr.kill()
 		}
@@ -211,8 +222,11 @@ func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what strin
 			cr.declined()
 			e.Failf("run %d (%s) ended (%s) before the server saw %s", cr.n, cr.action, cr.exitText(), what)
 		case <-ctx.Done():
-			e.Failf("waited %v for the server to see %s during run %d, in vain (the check's deadline)", since(began), what, cr.n)
+			cr.overdue(fmt.Sprintf("waited %v for the server to see %s during run %d, in vain", since(began), what, cr.n), true)
 		case <-tick.C:
+			if cr.deadlineIn() == 0 {
+				cr.overdue(fmt.Sprintf("waited %v for the server to see %s during run %d, in vain", since(began), what, cr.n), false)
+			}
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/proctree"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
@@ -35,6 +36,7 @@ type clientRun struct {
 	n       int
 	action  contract.Action
 	cmd     *exec.Cmd
+	tree    *proctree.Tree
 	started time.Time
 
 	mu      sync.Mutex
@@ -45,6 +47,11 @@ type clientRun struct {
 	signal  string // the signal that ended it
 	ended   time.Time
 	done    chan struct{}
+	// lastOutput is when the run last printed a line (stdout or stderr).
+	lastOutput time.Time
+	// peak is the most client processes that ran at once during the run
+	// (Client.liveMu).
+	peak int
 }
 
 // lineWriter splits a stream into lines for f.
@@ -89,9 +96,14 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	e.mu.Unlock()
 	cmd := exec.Command("/bin/sh", "-c", e.client.Command+" "+shellQuote(r.URL))
 	cmd.Env = append(cleanEnv(), append(r.Env(), fmt.Sprintf("%s=%d", contract.EnvRun, cr.n))...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cr.tree = proctree.Prepare(cmd)
 	out := &lineWriter{f: cr.stdout}
-	errw := &lineWriter{f: func(s string) { cr.mark(report.KindRunOutput, "run %d stderr: %s", cr.n, kit.Clip(s, 600)) }}
+	errw := &lineWriter{f: func(s string) {
+		cr.mu.Lock()
+		cr.lastOutput = time.Now()
+		cr.mu.Unlock()
+		cr.mark(report.KindRunOutput, "run %d stderr: %s", cr.n, kit.Clip(s, 600))
+	}}
 	cmd.Stdout, cmd.Stderr = out, errw
 	cmd.WaitDelay = 2 * time.Second // a child that keeps stdout open
 	cr.cmd = cmd
@@ -109,8 +121,10 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 		e.Failf("starting the client %q: %v", e.client.Command, err)
 	}
 	e.track(cr)
+	e.client.trackLive(cr)
 	go func() {
 		err := cmd.Wait()
+		e.client.untrackLive(cr)
 		out.flush()
 		errw.flush()
 		cr.mu.Lock()
@@ -149,6 +163,7 @@ func (cr *clientRun) stdout(s string) {
 	}
 	cr.mark(report.KindRunOutput, "run %d stdout: %s", cr.n, kit.Clip(s, 600))
 	cr.mu.Lock()
+	cr.lastOutput = time.Now()
 	cr.lines = append(cr.lines, outLine{Line: l, At: time.Now(), Raw: s})
 	close(cr.changed)
 	cr.changed = make(chan struct{})
@@ -204,27 +219,61 @@ func (cr *clientRun) waitLine(ctx context.Context, what string, match func(outLi
 			cr.declined()
 			cr.e.Failf("run %d (%s) ended (%s) before printing %s", cr.n, cr.action, cr.exitText(), what)
 		}
+		waiting := func() string {
+			return fmt.Sprintf("run %d (%s): waited %v for %s, in vain", cr.n, cr.action, since(began), what)
+		}
+		over := time.NewTimer(cr.deadlineIn())
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			cr.e.Failf("run %d (%s): waited %v for %s, in vain (the check's deadline)", cr.n, cr.action, since(began), what)
+			cr.overdue(waiting(), true)
+		case <-over.C:
+			if cr.deadlineIn() == 0 {
+				cr.overdue(waiting(), false)
+			}
 		}
+		over.Stop()
 	}
 }
 
-// wait waits for the run to end, by the check's deadline, and returns its
-// lines.
+// wait waits for the run to end, within its budget and the check's
+// deadline, and returns its lines.
 func (cr *clientRun) wait(ctx context.Context) []outLine {
 	cr.e.Helper()
-	select {
-	case <-cr.done:
-	case <-ctx.Done():
-		cr.kill()
-		cr.e.Failf("run %d (%s) still running %v after it started, at the check's deadline: the client does not finish", cr.n, cr.action, since(cr.started))
+	waiting := func() string {
+		return fmt.Sprintf("run %d (%s) still running %v after it started", cr.n, cr.action, since(cr.started))
+	}
+	for ended := false; !ended; {
+		over := time.NewTimer(cr.deadlineIn())
+		select {
+		case <-cr.done:
+			ended = true
+		case <-ctx.Done():
+			if cr.exitedNow() {
+				break
+			}
+			cr.overdue(waiting(), true)
+		case <-over.C:
+			if cr.deadlineIn() == 0 && !cr.exitedNow() {
+				cr.overdue(waiting(), false)
+			}
+		}
+		over.Stop()
 	}
 	cr.e.setRun(0)
 	lines, _, _ := cr.snapshot()
 	return lines
+}
+
+// exitedNow reports whether the run has ended, waiting a moment for the
+// end to be recorded.
+func (cr *clientRun) exitedNow() bool {
+	select {
+	case <-cr.done:
+		return true
+	case <-time.After(kit.PollInterval):
+		return false
+	}
 }
 
 // declined skips the check if the client said it cannot do it.
@@ -259,10 +308,10 @@ func (cr *clientRun) fails(ctx context.Context) []outLine {
 	return lines
 }
 
-// kill is the refresh: SIGKILL to the client's process group, no goodbye.
+// kill is the refresh: SIGKILL to the client's process tree, no goodbye.
 func (cr *clientRun) kill() {
 	cr.e.Logf("!! F-REFRESH: run %d killed (SIGKILL)", cr.n)
-	_ = syscall.Kill(-cr.cmd.Process.Pid, syscall.SIGKILL)
+	cr.tree.Kill()
 	<-cr.done
 	cr.e.setRun(0)
 }
@@ -270,7 +319,7 @@ func (cr *clientRun) kill() {
 // interrupt is the user's Ctrl-C: SIGINT to the client's process group.
 func (cr *clientRun) interrupt() time.Time {
 	cr.e.Logf("!! the user cancels: SIGINT to run %d", cr.n)
-	_ = syscall.Kill(-cr.cmd.Process.Pid, syscall.SIGINT)
+	cr.tree.Signal(syscall.SIGINT)
 	return time.Now()
 }
 
