@@ -22,6 +22,35 @@ const (
 // CallModern sends a request of the sessionless revision c.ProtocolVersion
 // with caps as the client's capabilities (nil: none) and returns the answer.
 func (c *Client) CallModern(ctx context.Context, method string, params map[string]any, caps map[string]any) (*Response, error) {
+	req, err := c.NewModernRequest(ctx, method, params, caps)
+	if err != nil {
+		return nil, err
+	}
+	return c.Do(req)
+}
+
+// OpenModern sends a request of the sessionless revision and returns its
+// SSE stream (a call's notifications, then its response; or a
+// subscriptions/listen stream); a non-SSE answer is a *StatusError.
+func (c *Client) OpenModern(ctx context.Context, method string, params map[string]any, caps map[string]any) (*Stream, error) {
+	req, err := c.NewModernRequest(ctx, method, params, caps)
+	if err != nil {
+		return nil, err
+	}
+	return c.Open(req)
+}
+
+// NewModernRequest builds the POST of a sessionless request: params'
+// _meta names c.ProtocolVersion, the client and caps (nil: none), and the
+// headers repeat the version, the method and the name it acts on
+// (params.name, taskId or uri).
+func (c *Client) NewModernRequest(ctx context.Context, method string, params map[string]any, caps map[string]any) (*http.Request, error) {
+	return c.NewModernRequestID(ctx, c.nextID.Add(1), method, params, caps)
+}
+
+// NewModernRequestID is NewModernRequest with the JSON-RPC id given (a
+// string, or a json.Number for an integer beyond float64).
+func (c *Client) NewModernRequestID(ctx context.Context, id any, method string, params map[string]any, caps map[string]any) (*http.Request, error) {
 	if params == nil {
 		params = map[string]any{}
 	}
@@ -36,7 +65,8 @@ func (c *Client) CallModern(ctx context.Context, method string, params map[strin
 	meta[MetaClientCapabilities] = caps
 	meta[MetaClientInfo] = map[string]any{"name": "mcp-conform", "version": "0"}
 	params["_meta"] = meta
-	req, err := c.NewHTTPRequest(ctx, http.MethodPost, "", c.Request(method, params))
+	body := map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+	req, err := c.NewHTTPRequest(ctx, http.MethodPost, "", body)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +78,7 @@ func (c *Client) CallModern(ctx context.Context, method string, params map[strin
 			break
 		}
 	}
-	return c.Do(req)
+	return req, nil
 }
 
 // DeclaringTasks is the client capabilities that declare the tasks extension.

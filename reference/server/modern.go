@@ -35,16 +35,23 @@ const (
 	// client capability it did not declare.
 	CodeHeaderMismatch    = -32020
 	CodeMissingCapability = -32021
+	// CodeUnsupportedVersion: the request names a protocol version the
+	// server does not speak; data lists the ones it does.
+	CodeUnsupportedVersion = -32022
 )
 
-// speaksModern reports a request in the sessionless revision.
-func speaksModern(r *http.Request) bool { return r.Header.Get(headerProtocolVersion) == modernVersion }
+// speaksModern reports a request in the sessionless revision, or of its
+// era in a version the server does not speak (see modernEra).
+func speaksModern(r *http.Request) bool {
+	return r.Header.Get(headerProtocolVersion) == modernVersion || modernEra(r)
+}
 
 // modern serves the sessionless revision: the go-sdk's stateless handler,
 // with one mcp.Server per principal (its tools act for that principal),
 // and the tasks extension in front of it.
 type modern struct {
 	handler *mcp.StreamableHTTPHandler
+	listens *listenHub
 	mu      sync.Mutex
 	servers map[string]*mcp.Server
 }
@@ -53,11 +60,13 @@ type modern struct {
 type modernPrincipalKey struct{}
 
 func (s *Server) newModern() *modern {
-	m := &modern{servers: map[string]*mcp.Server{}}
+	m := &modern{servers: map[string]*mcp.Server{}, listens: newListenHub()}
 	m.handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		principal, _ := r.Context().Value(modernPrincipalKey{}).(string)
 		return s.modernServer(m, principal)
-	}, &mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: s.cfg.MaxBodyBytes, Logger: s.sdkLog})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: s.cfg.MaxBodyBytes, Logger: s.sdkLog,
+		// Closing a response stream cancels its request (2026-07-28).
+		PropagateRequestCancellation: true})
 	return m
 }
 
@@ -79,6 +88,7 @@ func (s *Server) modernServer(m *modern, principal string) *mcp.Server {
 	srv.AddReceivingMiddleware(s.announceTasks)
 	sess := &modernSession{principal: principal}
 	tools.Register(srv, tools.Deps{Session: func(context.Context) tools.Session { return sess }, Jobs: s.jobs, Clock: s.cfg.Clock, Logger: s.log})
+	tools.RegisterTally(srv, &sess.tallies, s.cfg.Clock, func(name string) { m.listens.updated(principal, tools.TallyURI(name)) })
 	m.servers[principal] = srv
 	return srv
 }
@@ -88,6 +98,7 @@ func (s *Server) modernServer(m *modern, principal string) *mcp.Server {
 type modernSession struct {
 	principal string
 	counter   atomic.Int64
+	tallies   tools.Tallies
 }
 
 func (m *modernSession) IncrementCounter() int64 { return m.counter.Add(1) }
@@ -109,12 +120,28 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, principal s
 		writeRPCError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, "Bad Request: reading body: "+err.Error(), nil)
 		return
 	}
+	if v := r.Header.Get(headerProtocolVersion); v != modernVersion {
+		refuseVersion(w, v, body)
+		return
+	}
+	w = unbuffered{w}
+	// The id guard and the envelope check hold here too (see servePOST);
+	// what does not parse the go-sdk refuses in its own words.
+	_, rpcID, batch, _, err := peek(body)
+	if errors.Is(err, errAmbiguous) {
+		writePeekError(w, err)
+		return
+	}
+	if err := checkIDs(rpcID, batch); err != nil {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
+		return
+	}
 	if s.serveModernTask(w, r, principal, body) {
 		return
 	}
 	r.Body = newBody(body)
 	je := &jsonErrors{ResponseWriter: w} // the go-sdk's 415 and 400 are plain text
-	_, je.id, _, _, _ = peek(body)
+	je.id = rpcID
 	s.modern.handler.ServeHTTP(je, r.WithContext(context.WithValue(r.Context(), modernPrincipalKey{}, principal)))
 	je.finish()
 }
@@ -152,6 +179,9 @@ func (s *Server) serveModernTask(w http.ResponseWriter, r *http.Request, princip
 		return false
 	}
 	switch m.Method {
+	case "subscriptions/listen":
+		s.serveListen(w, r, m, principal, body)
+		return true
 	case "tools/call":
 		if !m.declaresTasks() || !slices.Contains(tools.TaskTools, m.Params.Name) {
 			return false
@@ -203,12 +233,22 @@ func modernWire(snap tasks.Snapshot) modernTask {
 	return out
 }
 
-func (s *Server) answerModernTask(r *http.Request, m modernRequest, principal string) (int, any, *tasks.Error) {
+// checkModernHeaders validates what the headers of a request the
+// reference answers itself repeat of its body: the protocol version and
+// the method (HeaderMismatch, -32020).
+func checkModernHeaders(r *http.Request, m modernRequest) *tasks.Error {
 	if v, ok := m.Params.Meta[metaVersion].(string); ok && v != modernVersion {
-		return http.StatusBadRequest, nil, &tasks.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("_meta %s %q does not match the %s header %q", metaVersion, v, headerProtocolVersion, modernVersion)}
+		return &tasks.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("_meta %s %q does not match the %s header %q", metaVersion, v, headerProtocolVersion, modernVersion)}
 	}
 	if got := r.Header.Get(headerMcpMethod); got != m.Method {
-		return http.StatusBadRequest, nil, &tasks.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("%s header %q does not match the method %q", headerMcpMethod, got, m.Method)}
+		return &tasks.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("%s header %q does not match the method %q", headerMcpMethod, got, m.Method)}
+	}
+	return nil
+}
+
+func (s *Server) answerModernTask(r *http.Request, m modernRequest, principal string) (int, any, *tasks.Error) {
+	if rerr := checkModernHeaders(r, m); rerr != nil {
+		return http.StatusBadRequest, nil, rerr
 	}
 	switch m.Method {
 	case "tasks/result", "tasks/list":
@@ -221,7 +261,7 @@ func (s *Server) answerModernTask(r *http.Request, m modernRequest, principal st
 	}
 	if !m.declaresTasks() {
 		return http.StatusBadRequest, nil, &tasks.Error{Code: CodeMissingCapability, Message: m.Method + " needs the " + tasksExtension + " extension declared in _meta " + metaClientCaps + ".extensions",
-			Data: map[string]any{"required": []string{tasksExtension}}}
+			Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}}
 	}
 	if name := r.Header.Get(headerMcpName); name != m.Params.TaskID {
 		return http.StatusBadRequest, nil, &tasks.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("%s header %q does not match params.taskId %q", headerMcpName, name, m.Params.TaskID)}

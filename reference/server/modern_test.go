@@ -102,6 +102,9 @@ func TestModernTasks(t *testing.T) {
 	}
 	s, m := e.modernCall(alice, "tasks/get", id, false, tk.TaskID)
 	modernCode(t, "tasks/get undeclared", s, m, http.StatusBadRequest, -32021)
+	if !strings.Contains(string(m.Error.Data), `"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`) {
+		t.Fatalf("-32021 data %s: want requiredCapabilities naming the extension", m.Error.Data)
+	}
 	s, m = e.modernCall(alice, "tasks/get", id, true, "other")
 	modernCode(t, "tasks/get with a wrong Mcp-Name", s, m, http.StatusBadRequest, -32020)
 	for _, method := range []string{"tasks/result", "tasks/list"} {

@@ -126,11 +126,13 @@ func (s *Server) Run(ctx context.Context) {
 	s.Close()
 }
 
-// Close ends every session, releasing their hanging streams, and every job.
+// Close ends every session and listen stream, releasing their hanging
+// streams, and every job.
 // Sessions are closed in parallel, so stalled streams (each bounded by
 // closeWait) do not add up.
 func (s *Server) Close() {
 	s.closing.Store(true)
+	s.modern.listens.end() // each listen stream gets its completion response
 	s.mu.Lock()
 	all := make([]*session, 0, len(s.sessions))
 	for _, sess := range s.sessions {
