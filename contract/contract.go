@@ -19,8 +19,9 @@ import (
 
 // Environment variables of one run.
 const (
-	// EnvScenario is the check ID the run belongs to (CLI-RESUME, ...).
-	// A client needs it only to decline a scenario it cannot do.
+	// EnvScenario is the check ID the run belongs to (CLI-RESUME, ...),
+	// or ScenarioMeasure. A client needs it only to decline a scenario it
+	// cannot do.
 	EnvScenario = "MCP_CONFORM_SCENARIO"
 	// EnvStateDir is the scenario's state directory: the client's durable
 	// storage (its localStorage). It is the same for every run of a
@@ -43,6 +44,11 @@ const (
 	// extension). Unset: the newest revision with sessions, 2025-11-25.
 	EnvProtocolVersion = "MCP_CONFORM_PROTOCOL_VERSION"
 )
+
+// ScenarioMeasure is the scenario of the run the harness times before the
+// checks, undisturbed (a plain call, or list under 2026-07-28): every
+// run's budget is derived from it. It is not graded.
+const ScenarioMeasure = "MEASURE"
 
 // Vars lists every variable the harness sets; it clears them all first.
 var Vars = []string{EnvScenario, EnvStateDir, EnvAction, EnvTool, EnvArguments, EnvBearerToken, EnvRun, EnvProtocolVersion}

@@ -52,7 +52,10 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 		Tool: "mcp-conform", Mode: "client", Target: o.Command, Profile: string(catalogue.ProfileResilience),
 		ProtocolVersion: version,
 	}
-	checks := clientchecks.Checks(&clientchecks.Client{Command: o.Command, StateRoot: root, ProtocolVersion: o.ProtocolVersion})
+	cl := &clientchecks.Client{Command: o.Command, StateRoot: root, ProtocolVersion: o.ProtocolVersion, Parallel: o.Parallel}
+	// Budgets come from the client: one undisturbed run first.
+	fmt.Fprintf(stdout, "measured: %s\n", cl.Measure(ctx))
+	checks := clientchecks.Checks(cl)
 	en := o.engine(false, DefaultMargin, stdout, stderr)
 	return o.Common.finish(ctx, run, en, checks, o.selector(), stdout)
 }

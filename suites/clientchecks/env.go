@@ -127,9 +127,7 @@ func (e *clientEnv) track(cr *clientRun) {
 	e.mu.Unlock()
 }
 
-// stopRuns kills every run still going and waits for it, and kills what
-// the runs that ended left running (in their process group, or escaped
-// from it): nothing a client starts outlives its check.
+// stopRuns kills every run still going and waits for it.
 func (e *clientEnv) stopRuns() {
 	e.mu.Lock()
 	runs := append([]*clientRun(nil), e.runs...)
@@ -137,9 +135,6 @@ func (e *clientEnv) stopRuns() {
 	for _, cr := range runs {
 		select {
 		case <-cr.done:
-			if left := cr.tree.Kill(); len(left) > 0 {
-				e.Logf("run %d left %d processes running after it exited (pids %v): killed", cr.n, len(left), left)
-			}
 		default:
 			cr.kill()
 		}

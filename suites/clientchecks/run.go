@@ -15,7 +15,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/contract"
-	"github.com/mcp-conform/mcp-conform/internal/proctree"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
@@ -36,7 +35,6 @@ type clientRun struct {
 	n       int
 	action  contract.Action
 	cmd     *exec.Cmd
-	tree    *proctree.Tree
 	started time.Time
 
 	mu      sync.Mutex
@@ -96,7 +94,7 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	e.mu.Unlock()
 	cmd := exec.Command("/bin/sh", "-c", e.client.Command+" "+shellQuote(r.URL))
 	cmd.Env = append(cleanEnv(), append(r.Env(), fmt.Sprintf("%s=%d", contract.EnvRun, cr.n))...)
-	cr.tree = proctree.Prepare(cmd)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &lineWriter{f: cr.stdout}
 	errw := &lineWriter{f: func(s string) {
 		cr.mu.Lock()
@@ -308,10 +306,10 @@ func (cr *clientRun) fails(ctx context.Context) []outLine {
 	return lines
 }
 
-// kill is the refresh: SIGKILL to the client's process tree, no goodbye.
+// kill is the refresh: SIGKILL to the client's process group, no goodbye.
 func (cr *clientRun) kill() {
 	cr.e.Logf("!! F-REFRESH: run %d killed (SIGKILL)", cr.n)
-	cr.tree.Kill()
+	_ = syscall.Kill(-cr.cmd.Process.Pid, syscall.SIGKILL)
 	<-cr.done
 	cr.e.setRun(0)
 }
@@ -319,7 +317,7 @@ func (cr *clientRun) kill() {
 // interrupt is the user's Ctrl-C: SIGINT to the client's process group.
 func (cr *clientRun) interrupt() time.Time {
 	cr.e.Logf("!! the user cancels: SIGINT to run %d", cr.n)
-	cr.tree.Signal(syscall.SIGINT)
+	_ = syscall.Kill(-cr.cmd.Process.Pid, syscall.SIGINT)
 	return time.Now()
 }
 

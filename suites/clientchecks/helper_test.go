@@ -1,0 +1,88 @@
+package clientchecks
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
+)
+
+// helperEnv makes the test binary a client under test of a kind the tests
+// need (helperClient), instead of running the tests.
+const helperEnv = "CLIENTCHECKS_HELPER"
+
+func TestMain(m *testing.M) {
+	if kind := os.Getenv(helperEnv); kind != "" {
+		os.Exit(helperClient(kind))
+	}
+	os.Exit(m.Run())
+}
+
+// helperClient is a client under test that does no MCP, only what the
+// budget tests need the scripted server to see: in the measured run a
+// request and an exit; in a check's run, by kind,
+//
+//	slow:  a request every 250ms for 10s (progressing, slowly), then exit
+//	quiet: one request, then nothing
+//	loop:  a request every 10ms, without end
+func helperClient(kind string) int {
+	url := os.Args[len(os.Args)-1]
+	ping := func() {
+		resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}
+	ping()
+	if os.Getenv(contract.EnvScenario) == contract.ScenarioMeasure {
+		return 0
+	}
+	switch kind {
+	case "slow":
+		for range 40 {
+			time.Sleep(250 * time.Millisecond)
+			ping()
+		}
+		return 0
+	case "loop":
+		for {
+			time.Sleep(10 * time.Millisecond)
+			ping()
+		}
+	}
+	select {}
+}
+
+// helperCommand is the command that runs helperClient of kind.
+func helperCommand(t *testing.T, kind string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return helperEnv + "=" + kind + " " + shellQuote(exe)
+}
+
+// runCheck runs check id against cl with deadline d (the check's own,
+// with the harness's 10s margin, when 0).
+func runCheck(t *testing.T, cl *Client, id string, d time.Duration) kit.Result {
+	t.Helper()
+	if cl.StateRoot == "" {
+		cl.StateRoot = t.TempDir()
+	}
+	for _, c := range Checks(cl) {
+		if c.Entry.ID == id {
+			if d == 0 {
+				d = c.Deadline(10 * time.Second)
+			}
+			return kit.Execute(context.Background(), c, d)
+		}
+	}
+	t.Fatalf("no client check %s", id)
+	return kit.Result{}
+}
