@@ -81,6 +81,16 @@ func writeCreateError(w http.ResponseWriter, err error) {
 	writeRPCError(w, http.StatusTooManyRequests, CodeInvalidRequest, "Too Many Requests: "+err.Error(), nil)
 }
 
+// writePeekError answers a body peek refused: an ambiguous message is
+// invalid (-32600), anything else does not parse (-32700).
+func writePeekError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errAmbiguous) {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
+		return
+	}
+	writeRPCError(w, http.StatusBadRequest, CodeParseError, "Parse error: "+err.Error(), nil)
+}
+
 // writeSessionGone answers a request whose session id is unknown or expired.
 func (s *Server) writeSessionGone(w http.ResponseWriter) {
 	if s.cfg.ExpiredResponse == ExpiredPlain {

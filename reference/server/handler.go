@@ -111,7 +111,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	}
 	init, rpcID, batch, calls, err := peek(body)
 	if err != nil {
-		writeRPCError(w, http.StatusBadRequest, CodeParseError, "Parse error: "+err.Error(), nil)
+		writePeekError(w, err)
 		return
 	}
 	if err := s.checkBatch(batch); err != nil {

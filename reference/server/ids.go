@@ -32,12 +32,10 @@ func checkIDs(id json.RawMessage, batch []json.RawMessage) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	for _, m := range batch {
-		var msg struct {
-			ID json.RawMessage `json:"id"`
-		}
-		if json.Unmarshal(m, &msg) == nil {
-			if err := checkID(msg.ID); err != nil {
+	for _, raw := range batch {
+		// The id as the go-sdk reads it (see peek).
+		if m, err := scanMessage(bytes.TrimSpace(raw)); err == nil {
+			if err := checkID(m.id); err != nil {
 				return err
 			}
 		}
