@@ -127,7 +127,9 @@ func (e *clientEnv) track(cr *clientRun) {
 	e.mu.Unlock()
 }
 
-// stopRuns kills every run still going and waits for it.
+// stopRuns kills every run still going and waits for it, and kills what
+// the runs that ended left running (in their process group, or escaped
+// from it): nothing a client starts outlives its check.
 func (e *clientEnv) stopRuns() {
 	e.mu.Lock()
 	runs := append([]*clientRun(nil), e.runs...)
@@ -135,6 +137,9 @@ func (e *clientEnv) stopRuns() {
 	for _, cr := range runs {
 		select {
 		case <-cr.done:
+			if left := cr.tree.Kill(); len(left) > 0 {
+				e.Logf("run %d left %d processes running after it exited (pids %v): killed", cr.n, len(left), left)
+			}
 		default:
 			cr.kill()
 		}
@@ -217,10 +222,10 @@ func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what strin
 			cr.declined()
 			e.Failf("run %d (%s) ended (%s) before the server saw %s", cr.n, cr.action, cr.exitText(), what)
 		case <-ctx.Done():
-			cr.overdue(fmt.Sprintf("waited %v for the server to see %s during run %d, in vain", since(began), what, cr.n), true)
+			cr.overdue(fmt.Sprintf("waited %v for the server to see %s during run %d, in vain", since(began), what, cr.n), "the client never sent it", true)
 		case <-tick.C:
 			if cr.deadlineIn() == 0 {
-				cr.overdue(fmt.Sprintf("waited %v for the server to see %s during run %d, in vain", since(began), what, cr.n), false)
+				cr.overdue(fmt.Sprintf("waited %v for the server to see %s during run %d, in vain", since(began), what, cr.n), "the client never sent it", false)
 			}
 		}
 	}

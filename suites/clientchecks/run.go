@@ -1,7 +1,6 @@
 package clientchecks
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/linesplit"
+	"github.com/mcp-conform/mcp-conform/internal/proctree"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
@@ -35,6 +36,7 @@ type clientRun struct {
 	n       int
 	action  contract.Action
 	cmd     *exec.Cmd
+	tree    *proctree.Tree
 	started time.Time
 
 	mu      sync.Mutex
@@ -52,34 +54,38 @@ type clientRun struct {
 	peak int
 }
 
-// lineWriter splits a stream into lines for f.
-type lineWriter struct {
-	mu      sync.Mutex
-	partial []byte
-	f       func(string)
-}
+// Bounds on what the harness keeps of a run's output: a client that
+// prints a huge line, or prints without end, costs a bounded amount of
+// memory, and the log says what was not kept.
+const (
+	maxLine      = 64 << 10
+	maxRunOutput = 4 << 20
+)
 
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.partial = append(w.partial, p...)
-	for {
-		i := bytes.IndexByte(w.partial, '\n')
-		if i < 0 {
-			break
+// splitter splits the run's stream name (stdout, stderr) into lines for f,
+// within the bounds above. A line cut to maxLine is logged as such and not
+// passed on: it is no contract line.
+func (cr *clientRun) splitter(name string, f func(string)) *linesplit.Writer {
+	return &linesplit.Writer{MaxLine: maxLine, MaxTotal: maxRunOutput, Line: func(s string, cut int) {
+		if cut == 0 {
+			f(s)
+			return
 		}
-		w.f(strings.TrimRight(string(w.partial[:i]), "\r"))
-		w.partial = w.partial[i+1:]
-	}
-	return len(p), nil
+		cr.mu.Lock()
+		cr.lastOutput = time.Now()
+		cr.mu.Unlock()
+		cr.mark(report.KindRunOutput, "run %d %s: a line of %d bytes, cut to its first %d and not read as a contract line: %s",
+			cr.n, name, len(s)+cut, len(s), kit.Clip(s, 300))
+	}}
 }
 
-func (w *lineWriter) flush() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.partial) > 0 {
-		w.f(string(w.partial))
-		w.partial = nil
+// flush passes on the last line of the run's stream name and logs the
+// lines past maxRunOutput, which were not kept.
+func (cr *clientRun) flush(name string, w *linesplit.Writer) {
+	w.Flush()
+	if n, b := w.Dropped(); n > 0 {
+		cr.mark(report.KindRunOutput, "run %d %s: %d more lines (%d bytes) not kept: the run printed more than %d MiB there",
+			cr.n, name, n, b, maxRunOutput>>20)
 	}
 }
 
@@ -94,14 +100,14 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	e.mu.Unlock()
 	cmd := exec.Command("/bin/sh", "-c", e.client.Command+" "+shellQuote(r.URL))
 	cmd.Env = append(cleanEnv(), append(r.Env(), fmt.Sprintf("%s=%d", contract.EnvRun, cr.n))...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &lineWriter{f: cr.stdout}
-	errw := &lineWriter{f: func(s string) {
+	cr.tree = proctree.Prepare(cmd)
+	out := cr.splitter("stdout", cr.stdout)
+	errw := cr.splitter("stderr", func(s string) {
 		cr.mu.Lock()
 		cr.lastOutput = time.Now()
 		cr.mu.Unlock()
 		cr.mark(report.KindRunOutput, "run %d stderr: %s", cr.n, kit.Clip(s, 600))
-	}}
+	})
 	cmd.Stdout, cmd.Stderr = out, errw
 	cmd.WaitDelay = 2 * time.Second // a child that keeps stdout open
 	cr.cmd = cmd
@@ -123,8 +129,8 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	go func() {
 		err := cmd.Wait()
 		e.client.untrackLive(cr)
-		out.flush()
-		errw.flush()
+		cr.flush("stdout", out)
+		cr.flush("stderr", errw)
 		cr.mu.Lock()
 		cr.exited, cr.ended = true, time.Now()
 		var ee *exec.ExitError
@@ -224,10 +230,10 @@ func (cr *clientRun) waitLine(ctx context.Context, what string, match func(outLi
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			cr.overdue(waiting(), true)
+			cr.overdue(waiting(), "the client never printed it", true)
 		case <-over.C:
 			if cr.deadlineIn() == 0 {
-				cr.overdue(waiting(), false)
+				cr.overdue(waiting(), "the client never printed it", false)
 			}
 		}
 		over.Stop()
@@ -250,10 +256,10 @@ func (cr *clientRun) wait(ctx context.Context) []outLine {
 			if cr.exitedNow() {
 				break
 			}
-			cr.overdue(waiting(), true)
+			cr.overdue(waiting(), "the client does not finish", true)
 		case <-over.C:
 			if cr.deadlineIn() == 0 && !cr.exitedNow() {
-				cr.overdue(waiting(), false)
+				cr.overdue(waiting(), "the client does not finish", false)
 			}
 		}
 		over.Stop()
@@ -306,10 +312,10 @@ func (cr *clientRun) fails(ctx context.Context) []outLine {
 	return lines
 }
 
-// kill is the refresh: SIGKILL to the client's process group, no goodbye.
+// kill is the refresh: SIGKILL to the client's process tree, no goodbye.
 func (cr *clientRun) kill() {
 	cr.e.Logf("!! F-REFRESH: run %d killed (SIGKILL)", cr.n)
-	_ = syscall.Kill(-cr.cmd.Process.Pid, syscall.SIGKILL)
+	cr.tree.Kill()
 	<-cr.done
 	cr.e.setRun(0)
 }
@@ -317,7 +323,7 @@ func (cr *clientRun) kill() {
 // interrupt is the user's Ctrl-C: SIGINT to the client's process group.
 func (cr *clientRun) interrupt() time.Time {
 	cr.e.Logf("!! the user cancels: SIGINT to run %d", cr.n)
-	_ = syscall.Kill(-cr.cmd.Process.Pid, syscall.SIGINT)
+	cr.tree.Signal(syscall.SIGINT)
 	return time.Now()
 }
 

@@ -10,20 +10,28 @@ import (
 	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
-// maxExchangeLog bounds one check's exchange log; the beginning and the end
-// of a long exchange are what explain a failure.
-const maxExchangeLog = 64 << 10
+// maxExchangeHead and maxExchangeTail bound one check's exchange log: the
+// beginning and the end of a long exchange are what explain a failure (the
+// end holds how it ended, and what was cut from the middle).
+const (
+	maxExchangeHead = 48 << 10
+	maxExchangeTail = 16 << 10
+)
 
 // Log is a check's record of what went over the wire: requests,
 // statuses, headers, SSE lines with their ids, faults, with times relative
 // to the start of the check. Beside the text it keeps the same as
 // structured events, the check's timeline.
 type Log struct {
-	mu      sync.Mutex
-	start   time.Time
-	buf     bytes.Buffer
-	dropped int
-	events  []report.Event
+	mu    sync.Mutex
+	start time.Time
+	buf   bytes.Buffer
+	// tail holds the last lines once buf is full; dropped counts the
+	// lines between them.
+	tail     []string
+	tailSize int
+	dropped  int
+	events   []report.Event
 	// lost counts the events past report.MaxEvents.
 	lost   int
 	groups groups
@@ -91,11 +99,17 @@ func (l *Log) Add(ev *report.Event, line string) {
 	}
 	for _, line := range strings.Split(line, "\n") {
 		line = fmt.Sprintf("%8.3fs  %s\n", at, line)
-		if l.buf.Len()+len(line) > maxExchangeLog {
-			l.dropped++
+		if l.tail == nil && l.buf.Len()+len(line) <= maxExchangeHead {
+			l.buf.WriteString(line)
 			continue
 		}
-		l.buf.WriteString(line)
+		l.tail = append(l.tail, line)
+		l.tailSize += len(line)
+		for l.tailSize > maxExchangeTail {
+			l.tailSize -= len(l.tail[0])
+			l.tail = l.tail[1:]
+			l.dropped++
+		}
 	}
 }
 
@@ -105,9 +119,9 @@ func (l *Log) String() string {
 	defer l.mu.Unlock()
 	s := l.buf.String()
 	if l.dropped > 0 {
-		s += fmt.Sprintf("... %d more lines not kept\n", l.dropped)
+		s += fmt.Sprintf("... %d lines not kept\n", l.dropped)
 	}
-	return s
+	return s + strings.Join(l.tail, "")
 }
 
 // Events returns the timeline; past report.MaxEvents a last note says how

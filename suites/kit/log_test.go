@@ -134,3 +134,26 @@ func TestRecorderGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestLogKeepsHeadAndTail: a log past its bound keeps its beginning and
+// its end, and says how many lines between them it did not keep.
+func TestLogKeepsHeadAndTail(t *testing.T) {
+	log := NewLog()
+	pad := strings.Repeat("x", 100)
+	for i := range 5000 {
+		log.Printf("line %d %s", i, pad)
+	}
+	log.Printf("the end")
+	s := log.String()
+	if len(s) > 70<<10 {
+		t.Errorf("the log holds %d bytes; want it bounded", len(s))
+	}
+	for _, want := range []string{"line 0 ", "lines not kept", "line 4999 ", "the end"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the log lost %q", want)
+		}
+	}
+	if strings.Index(s, "lines not kept") > strings.Index(s, "the end") {
+		t.Errorf("the note is not between the beginning and the end")
+	}
+}
