@@ -43,29 +43,29 @@ var entries = []Entry{
 		Summary: "After a successful DELETE the id gets 404 (a 405 answer to DELETE skips the check)."},
 	{ID: "SESS-REINIT-NEW", Level: Must, Side: Server, Section: "sessions", SpecRef: specSessions,
 		Summary: "After a request on an unknown session id (404, or another refusal, which SESS-UNKNOWN-404 grades), an initialize without a session id starts a new, working session with a different id."},
-	{ID: "VER-INVALID-400", Level: Must, Side: Server, Section: "sessions", SpecRef: specVersion,
+	{ID: "VER-INVALID-400", Level: Must, Side: Server, Section: "sessions", SpecRef: specVersion, Sessionless: true,
 		Summary: "A request with an unsupported MCP-Protocol-Version gets 400."},
 	{ID: "ORIGIN-403", Level: Must, Side: Server, Section: "sessions", SpecRef: specSecurity, Sessionless: true,
 		Summary: "A request with a present but disallowed Origin (origins.disallowed, default https://mcp-conform.invalid) gets 403."},
 
 	// Server: streams and resumability (spec).
-	{ID: "GET-SSE-OR-405", Level: Must, Side: Server, Section: "streams", SpecRef: specListening,
-		Summary: "GET with Accept: text/event-stream and a valid session gets text/event-stream or 405."},
-	{ID: "GET-NO-RESPONSES", Level: Must, Side: Server, Section: "streams", SpecRef: specListening,
+	{ID: "GET-SSE-OR-405", Level: Must, Side: Server, Section: "streams", SpecRef: specListening, Sessionless: true,
+		Summary: "GET with Accept: text/event-stream and a valid session (none on a stateless target) gets text/event-stream or 405."},
+	{ID: "GET-NO-RESPONSES", Level: Must, Side: Server, Section: "streams", SpecRef: specListening, Sessionless: true,
 		Summary: "The standalone GET stream never carries a JSON-RPC response."},
-	{ID: "GET-UNRELATED", Level: Should, Side: Server, Section: "streams", SpecRef: specListening, Needs: []Key{KeyNotifying},
+	{ID: "GET-UNRELATED", Level: Should, Side: Server, Section: "streams", SpecRef: specListening, Sessionless: true, Needs: []Key{KeyNotifying},
 		Summary: "A notification of a request whose POST stream is connected does not appear on the standalone GET stream (a SHOULD in every revision from 2025-03-26 to 2025-11-25)."},
-	{ID: "MSG-ONE-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specMultiple, Needs: []Key{KeyNotifying},
+	{ID: "MSG-ONE-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specMultiple, Sessionless: true, Needs: []Key{KeyNotifying},
 		Summary: "Each message goes to exactly one connected stream: no broadcast across GET and POST streams."},
-	{ID: "MSG-RELATED-STREAM", Level: Should, Side: Server, Section: "streams", SpecRef: specSending, Needs: []Key{KeyNotifying},
-		Summary: "A POST stream carries only its own request's progress notifications, not those of another call running in the session (\"These messages SHOULD relate to the originating client request.\")."},
+	{ID: "MSG-RELATED-STREAM", Level: Should, Side: Server, Section: "streams", SpecRef: specSending, Sessionless: true, Needs: []Key{KeyNotifying},
+		Summary: "A POST stream carries only its own request's progress notifications, not those of another call running in the session (or, on a stateless target, at the same time) (\"These messages SHOULD relate to the originating client request.\")."},
 	{ID: "EVT-ID-UNIQUE", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability,
 		Summary: "SSE event ids are unique across all streams of the session."},
 	{ID: "EVT-REPLAY-STREAM", Level: Must, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []Key{KeyNotifying},
 		Summary: "GET with Last-Event-ID replays only messages of the stream that id belongs to."},
 	{ID: "EVT-REPLAY-POST", Level: May, Side: Server, Section: "streams", SpecRef: specResumability, Needs: []Key{KeyNotifying},
 		Summary: "A POST stream cut before its response resumes by GET with Last-Event-ID: missed notifications, then the response."},
-	{ID: "SSE-PRIMING", Level: Should, Side: Server, Section: "streams", SpecRef: specSending,
+	{ID: "SSE-PRIMING", Level: Should, Side: Server, Section: "streams", SpecRef: specSending, Sessionless: true,
 		Summary: "An SSE stream that a POST opens starts with an event that has an id and empty data."},
 	{ID: "SSE-RETRY-FIELD", Level: Should, Side: Server, Section: "streams", SpecRef: specSending,
 		Summary: "A server that closes an SSE connection on purpose sends a retry field first."},
@@ -73,7 +73,7 @@ var entries = []Entry{
 		Summary: "Dropping a POST stream does not cancel the request: it completes and its result is reachable by resumption."},
 
 	// Server: JSON-RPC (spec).
-	{ID: "JSONRPC-ID-ECHO", Level: Should, Side: Server, Section: "jsonrpc", SpecRef: specResponses,
+	{ID: "JSONRPC-ID-ECHO", Level: Should, Side: Server, Section: "jsonrpc", SpecRef: specResponses, Sessionless: true,
 		Summary: "A response carries its request's id exactly (2^53+1, 1.5, a 30-digit integer, a string), or the request is refused with -32600."},
 
 	// Server: resilience.
@@ -123,8 +123,8 @@ var entries = []Entry{
 		Summary: "A resume token presented to data.resume.method by another principal than the one it was issued to is refused."},
 
 	// Server: robustness (RES).
-	{ID: "SLOW-READER", Level: Res, Side: Server, Section: "robustness", Exclusive: true, SpecRef: resilience + "slow-readers",
-		Summary: "A client that stops reading one stream does not block the session's other requests, a replacement GET or DELETE."},
+	{ID: "SLOW-READER", Level: Res, Side: Server, Section: "robustness", Exclusive: true, SpecRef: resilience + "slow-readers", Sessionless: true,
+		Summary: "A client that stops reading one stream does not block the session's other requests, a replacement GET or DELETE (on a stateless target: the client's other requests)."},
 	{ID: "RESTART-404", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart-recovery", Restarts: true, Exclusive: true, DependsOn: []string{"SESS-UNKNOWN-404"},
 		Summary: "After a server restart the old id gets the 404 envelope and a new initialize works."},
 	{ID: "RESTART-HINT", Level: Res, Side: Server, Section: "restart", SpecRef: resilience + "restart-recovery", Needs: []Key{KeyRecoveryHint}, Exclusive: true, DependsOn: []string{"RESTART-404"},

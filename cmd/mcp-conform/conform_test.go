@@ -144,7 +144,8 @@ func TestServerCatchesFixtures(t *testing.T) {
 	}
 	t.Parallel()
 	began := time.Now()
-	all := fixtures.All()
+	// The stateless fixtures have a test of their own (below).
+	all := slices.DeleteFunc(fixtures.All(), func(f fixtures.Fixture) bool { return f.Stateless })
 	order := slices.Clone(all)
 	// Fixtures that break more checks tend to wait out more deadlines.
 	slices.SortStableFunc(order, func(a, b fixtures.Fixture) int { return len(b.Breaks) - len(a.Breaks) })
@@ -294,13 +295,53 @@ func TestServerCatchesFixturesModern(t *testing.T) {
 // sessionlessDefect reports whether f's defect can show under the
 // sessionless revision: it breaks a check there, or a check that has a
 // sessionless variant. The other fixtures change only what sessions do
-// (grace, re-initialize, GET streams, replay of a session's streams), which
-// that revision does not have, so their runs would repeat the reference's.
+// (grace, re-initialize, GET streams, replay of a session's streams) or
+// what the checks that begin with initialize see, which that revision
+// does not have, so their runs would repeat the reference's.
 func sessionlessDefect(f fixtures.Fixture) bool {
 	if len(f.ModernBreaks) > 0 {
 		return true
 	}
-	return slices.ContainsFunc(f.Breaks, func(id string) bool { return catalogue.MustLookup(id).Sessionless })
+	return slices.ContainsFunc(f.Breaks, serverchecks.RunsInSessionlessRevision)
+}
+
+// TestServerCatchesStatelessFixtures: against each fixture that issues no
+// session ids (a stateless 2025-11-25 server), started by the harness
+// through --server-cmd with --strict, every catalogue Sessionless check
+// runs and passes except the fixture's Breaks, which fail, and every other
+// check is skipped as not applicable, never failed.
+func TestServerCatchesStatelessFixtures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite against the stateless fixtures")
+	}
+	t.Parallel()
+	var some []fixtures.Fixture
+	for _, f := range fixtures.All() {
+		if f.Stateless {
+			some = append(some, f)
+		}
+	}
+	if !slices.ContainsFunc(some, func(f fixtures.Fixture) bool { return len(f.Breaks) == 0 }) ||
+		!slices.ContainsFunc(some, func(f fixtures.Fixture) bool { return len(f.Breaks) > 0 }) {
+		t.Fatal("want a stateless fixture that breaks nothing and one that breaks a check")
+	}
+	results := runFixtures(t, some)
+	for _, f := range some {
+		t.Run(f.Name, func(t *testing.T) {
+			r := <-results[f.Name]
+			checkFixtureRun(t, f, r)
+			if r.run == nil {
+				return
+			}
+			var ran []string
+			for _, c := range r.run.Checks {
+				if c.Verdict != report.Skip {
+					ran = append(ran, c.ID)
+				}
+			}
+			t.Logf("%d of %d checks ran against a stateless target: %s", len(ran), len(r.run.Checks), strings.Join(ran, " "))
+		})
+	}
 }
 
 // checkFixtureRun compares a run's verdicts with what the fixture breaks.
@@ -323,7 +364,11 @@ func checkBreaks(t *testing.T, f fixtures.Fixture, breaks, blocked []string, r f
 		}
 		for _, c := range r.run.Checks {
 			broken := slices.Contains(breaks, c.ID)
+			inapplicable := f.Stateless && !catalogue.MustLookup(c.ID).Sessionless
 			switch {
+			case inapplicable && (c.Verdict != report.Skip || !strings.HasPrefix(c.Message, "not applicable: ")):
+				wrong = append(wrong, fmt.Sprintf("%s is %s (%s): against a stateless target it needs sessions, so it is not applicable", c.ID, c.Verdict, c.Message))
+			case inapplicable:
 			case broken && (c.Verdict == report.Pass || (skips && c.Verdict == report.Skip)):
 				wrong = append(wrong, fmt.Sprintf("%s is %s: the check does not catch it", c.ID, c.Verdict))
 			case broken && slices.Contains(blocked, c.ID) != (c.Verdict == report.Blocked):

@@ -158,7 +158,8 @@ func isStatus(err error, status int) bool {
 }
 
 // connect runs the initialize handshake, watches the session (see watch)
-// and deletes it at the end of the check.
+// and deletes it at the end of the check. Against a stateless target it
+// returns "": the handshake still runs, and no session follows from it.
 func (e *env) connect(ctx context.Context, c *wire.Client) string {
 	began := time.Now()
 	sid, err := c.Connect(ctx)
@@ -181,6 +182,9 @@ func (e *env) connect(ctx context.Context, c *wire.Client) string {
 		e.Inconclusivef("the check's deadline passed during the harness's own initialize handshake, %v after it began (%v)", time.Since(began).Round(10*time.Millisecond), err)
 	}
 	e.Expect(err).NotTo(HaveOccurred(), "initialize handshake")
+	if sid == "" && e.stateless() {
+		return "" // nothing to keep warm or delete: requests go without a session id
+	}
 	e.Expect(sid).NotTo(BeEmpty(), "Mcp-Session-Id on the InitializeResult")
 	e.Cleanup(func(ctx context.Context) { _, _ = c.Delete(ctx, sid) })
 	e.watch(c, sid)

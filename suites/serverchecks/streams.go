@@ -260,7 +260,7 @@ func (e *env) plainRequests(ctx context.Context, sid string) []plainResponse {
 	for _, method := range []string{"ping", "tools/list"} {
 		resp, err := e.C.Call(ctx, sid, method, nil)
 		e.Expect(err).NotTo(HaveOccurred(), method)
-		e.Expect(resp.Status).To(Equal(http.StatusOK), "%s on session %q: %s", method, sid, resp.Body)
+		e.Expect(resp.Status).To(Equal(http.StatusOK), "%s %s: %s", method, onSession(sid), resp.Body)
 		out = append(out, plainResponse{resp, method})
 	}
 	return out

@@ -77,13 +77,11 @@ func (t taskState) poll() time.Duration {
 func (e *env) modern() bool { return e.target.ProtocolVersion >= wire.SessionlessProtocolVersion }
 
 // taskSession returns the session task requests go on: a new one, or ""
-// in the sessionless revision.
+// in the sessionless revision and against a stateless target (whose
+// handshake still runs).
 func (e *env) taskSession(ctx context.Context, c *wire.Client) string {
 	if e.modern() {
 		return ""
-	}
-	if e.target.Sessionless != "" {
-		e.Skip("not applicable: " + e.target.Sessionless)
 	}
 	return e.connect(ctx, c)
 }
