@@ -50,7 +50,7 @@ check:
 
 ## fuzz: each fuzz target (FUZZTIME=10m for longer); seed corpora are in testdata/fuzz
 # Fuzz targets (package:target).
-FUZZ_TARGETS := ./reference/server:FuzzPOST ./reference/server:FuzzParseEventID ./reference/server:FuzzPeekSDK ./reference/eventstore:FuzzStore
+FUZZ_TARGETS := ./reference/server:FuzzPOST ./reference/server:FuzzParseEventID ./reference/server:FuzzPeekSDK ./reference/eventstore:FuzzStore ./harness:FuzzNegotiatedVersion
 FUZZTIME ?= 2m
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -83,22 +83,20 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config, fol
 	if m.Error != nil {
 		return nil, fmt.Errorf("initialize at %s failed: %v", url, m.Error)
 	}
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
+	negotiated, err := negotiatedVersion(m.Result)
+	if err != nil {
+		return nil, notMCP(err.Error())
 	}
-	if err := json.Unmarshal(m.Result, &res); err != nil || res.ProtocolVersion == "" {
-		return nil, notMCP("the result is not an InitializeResult (no protocolVersion)")
-	}
-	p := &probe{version: res.ProtocolVersion, rtt: rtt, url: resp.URL}
+	p := &probe{version: negotiated, rtt: rtt, url: resp.URL}
 	c.URL = resp.URL
 	sid := resp.SessionID()
 	switch {
-	case res.ProtocolVersion >= wire.SessionlessProtocolVersion:
-		p.sessionless = fmt.Sprintf("the target negotiated protocol %s, which has no sessions, GET streams or resumption", res.ProtocolVersion)
+	case negotiated >= wire.SessionlessProtocolVersion:
+		p.sessionless = fmt.Sprintf("the target negotiated protocol %s, which has no sessions, GET streams or resumption", negotiated)
 	case sid == "":
 		p.sessionless = "the target assigned no Mcp-Session-Id (a stateless server)"
 	default:
-		c.ProtocolVersion = res.ProtocolVersion
+		c.ProtocolVersion = negotiated
 		_, _ = c.Post(ctx, sid, wire.Notification("notifications/initialized"))
 		_, _ = c.Delete(ctx, sid)
 	}
