@@ -38,7 +38,11 @@ func (r *Result) page() report.FigurePage {
 	for _, k := range byKind(r.ArrivedOn) {
 		arrived.Bars = append(arrived.Bars, report.Bar{Label: "on " + k, N: r.ArrivedOn[k]})
 	}
-	arrived.Bars = append(arrived.Bars, report.Bar{Label: "lost", N: r.Lost, Fail: r.Lost > 0})
+	beyond := r.Lost - r.LostInFlight()
+	arrived.Bars = append(arrived.Bars, report.Bar{Label: "lost", N: beyond, Fail: beyond > 0})
+	if n := r.LostInFlight(); n > 0 {
+		arrived.Bars = append(arrived.Bars, report.Bar{Label: "lost in flight at the cut", N: n})
+	}
 	p.Charts = append(p.Charts, arrived)
 	if len(r.DuplicatedOn) > 0 {
 		dup := report.BarChart{Name: "Duplicates, by the stream the copy arrived on"}

@@ -32,8 +32,9 @@ type session struct {
 	reqID json.RawMessage
 
 	mu       sync.Mutex
-	postLast string // last event id of the POST stream (its own or resumed)
-	getLast  string // last event id of the standalone stream
+	sentAt   time.Time // when the call was sent: no notification of it can be older
+	postLast string    // last event id of the POST stream (its own or resumed)
+	getLast  string    // last event id of the standalone stream
 	notes    map[string][]string
 	results  int
 	failed   string // the call's answer was this error

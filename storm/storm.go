@@ -294,6 +294,7 @@ func (st *storm) run(ctx context.Context) (*Result, error) {
 	st.cutting.Store(true)
 	cutAt := time.Now()
 	res.ConnectionsCut = st.conns.cut()
+	cutEnd := time.Now() // every reset sent: a server's later writes fail
 	stopStreams()
 	st.wg.Wait()
 	if ctx.Err() != nil {
@@ -327,6 +328,7 @@ func (st *storm) run(ctx context.Context) (*Result, error) {
 	sample.stop()
 
 	res.tally(st.sessions, cutAt, st.o)
+	res.inFlight(st.sessions, cutEnd, st.o)
 	res.HTTPErrors = st.httpErrs.snapshot()
 	res.Seconds = time.Since(res.Started).Seconds()
 	res.ClientCPUSeconds = (selfCPU() - cpu0).Seconds()
@@ -431,6 +433,9 @@ func (st *storm) call(streams context.Context, s *session) {
 		s.errorf("call: %v", err)
 		return
 	}
+	s.mu.Lock()
+	s.sentAt = time.Now()
+	s.mu.Unlock()
 	resp, err := st.openTimed(req, st.o.RequestTimeout)
 	if err != nil {
 		if !st.cutting.Load() {

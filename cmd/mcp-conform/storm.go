@@ -37,7 +37,7 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.Concurrency, "concurrency", storm.DefaultConcurrency, "sessions set up, and streams reopened, at once")
 	fs.IntVar(&o.CutAfter, "cut-after", storm.DefaultCutAfter, "notifications every session receives before all connections are reset")
 	fs.StringVar(&o.Cut, "cut", storm.CutClient, "who resets the connections: client (the client's own sockets, SO_LINGER 0) or proxy (an embedded fault proxy in front of --url resets both sides)")
-	fs.StringVar(&o.Reconnect, "reconnect", storm.ReconnectBoth, "after the cut: resume (GET with the POST stream's Last-Event-ID), new-get (a new standalone GET with the old one's Last-Event-ID), or both")
+	fs.StringVar(&o.Reconnect, "reconnect", storm.ReconnectBoth, "after the cut: resume (GET with the POST stream's Last-Event-ID), new-get (a new standalone GET with the old one's Last-Event-ID; what was in flight on the call's stream at the cut may be lost), or both")
 	fs.DurationVar(&o.ReconnectDelay, "reconnect-delay", 0, "wait between the cut and the reconnects")
 	fs.StringVar(&o.LogLevel, "log-level", "", "send logging/setLevel with this level after each initialize (debug ... emergency); empty sends none")
 	fs.DurationVar(&o.Settle, "settle", storm.DefaultSettle, "bound on the wait, after the cut, for every notification and result")
@@ -62,8 +62,11 @@ reconnects each session as --reconnect says. Reports
 setup throughput and latency, reconnect latency, and every notification
 lost or duplicated. Without --url it storms the embedded reference server.
 
-Exit status: 0 nothing lost, duplicated or missing and every bound met,
-1 otherwise, 2 usage or setup error.
+Exit status: 0 nothing lost, duplicated or missing and every bound met
+(with --reconnect new-get, losses only among the notifications in flight
+on the call's stream at the cut, which no new standalone GET can
+acknowledge: at most K a session, stated in the output), 1 otherwise,
+2 usage or setup error.
 
 flags:`)
 		fs.PrintDefaults()

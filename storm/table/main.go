@@ -79,11 +79,15 @@ func run(files []string, w io.Writer, a, b string) error {
 		if len(r.Failures) > 0 {
 			verdict = "FAIL: " + strings.Join(r.Failures, "; ")
 		}
+		lost := fmt.Sprint(r.Lost)
+		if n := r.LostInFlight(); n > 0 {
+			lost += fmt.Sprintf(" (%d in flight)", n)
+		}
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		fmt.Fprintf(w, "| %s | %.0f | %.0f / %.0f | %s | %s | %s | %d | %d | %d | %d | %s | %s | %.2f | %s |\n",
+		fmt.Fprintf(w, "| %s | %.0f | %.0f / %.0f | %s | %s | %s | %s | %d | %d | %d | %s | %s | %.2f | %s |\n",
 			name, r.SessionsPerSecond, r.Setup.P50, r.Setup.P99,
 			lat(r.Headers, storm.KindResume), lat(r.FirstEvent, storm.KindResume), lat(r.Headers, storm.KindNewGET),
-			r.Lost, r.Duplicated, r.ResultsMissing, errs, server, cpu, r.ClientCPUSeconds, verdict)
+			lost, r.Duplicated, r.ResultsMissing, errs, server, cpu, r.ClientCPUSeconds, verdict)
 		if m := targetName.FindStringSubmatch(name); m != nil && r.Server != nil && r.SessionsSetUp > 0 &&
 			r.Options.Reconnect == storm.ReconnectBoth && r.Options.ReconnectDelay == "0s" &&
 			r.Options.Cut != storm.CutProxy { // "" before --cut existed

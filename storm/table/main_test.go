@@ -105,3 +105,18 @@ func writeResult(t *testing.T, dir, name string, r storm.Result) string {
 	}
 	return f
 }
+
+// TestLostInFlight: a new-get run's losses in flight at the cut are shown
+// beside the total, so that a passing run with losses reads as such.
+func TestLostInFlight(t *testing.T) {
+	dir := t.TempDir()
+	r := storm.Result{Lost: 7, InFlight: &storm.InFlight{Lost: 7, Sessions: 7}}
+	r.Options.Reconnect = storm.ReconnectNewGET
+	var out strings.Builder
+	if err := run([]string{writeResult(t, dir, "ref-n500-new-get", r)}, &out, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "| 7 (7 in flight) |") || !strings.Contains(out.String(), "| pass |") {
+		t.Fatalf("the row does not say the 7 lost were in flight:\n%s", out.String())
+	}
+}
