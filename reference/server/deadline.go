@@ -166,7 +166,7 @@ func (s *Server) Serving() int { return int(s.serving.Load()) }
 // must call when the request is done.
 func (s *Server) bind(w http.ResponseWriter, parent context.Context, sess *session) (*deadlineWriter, context.Context, context.CancelFunc, func()) {
 	ctx, cancel := context.WithCancel(parent)
-	dw, release := s.bindWriter(w, sess, cancel)
+	dw, release := s.bindWriter(w, sess, cancel, true)
 	return dw, ctx, cancel, release
 }
 
@@ -175,12 +175,20 @@ func (s *Server) bind(w http.ResponseWriter, parent context.Context, sess *sessi
 // A stalled write or the session's end fails its writes, which is all it
 // takes to end it; it runs with parent, saving a context per request.
 func (s *Server) bindBrief(w http.ResponseWriter, sess *session) (*deadlineWriter, func()) {
-	return s.bindWriter(w, sess, nil)
+	return s.bindWriter(w, sess, nil, true)
 }
 
-// bindWriter makes the writers of a request; cancel, if any, ends the
-// request when a write fails and when it is released.
-func (s *Server) bindWriter(w http.ResponseWriter, sess *session, cancel context.CancelFunc) (*deadlineWriter, func()) {
+// bindDetached is bindBrief for a request that outlives its session's end
+// on purpose, to say why its wait ended (see serveTask): the session's
+// removal does not kill its writes.
+func (s *Server) bindDetached(w http.ResponseWriter, sess *session) (*deadlineWriter, func()) {
+	return s.bindWriter(w, sess, nil, false)
+}
+
+// bindWriter makes the writers of a request, enlisted in sess (killed at
+// its end) if enlist is set; cancel, if any, ends the request when a write
+// fails and when it is released.
+func (s *Server) bindWriter(w http.ResponseWriter, sess *session, cancel context.CancelFunc, enlist bool) (*deadlineWriter, func()) {
 	s.serving.Add(1)
 	// One allocation for the writers of a request, rather than one each.
 	b := &struct {
@@ -192,7 +200,9 @@ func (s *Server) bindWriter(w http.ResponseWriter, sess *session, cancel context
 	b.rc = *http.NewResponseController(&b.je)
 	b.dw = deadlineWriter{ResponseWriter: &b.je, timeout: s.cfg.WriteTimeout, onDead: cancel, errs: &b.je, rc: &b.rc}
 	dw, je := &b.dw, &b.je
-	sess.enlist(dw)
+	if enlist {
+		sess.enlist(dw)
+	}
 	return dw, func() {
 		sess.delist(dw)
 		if cancel != nil {

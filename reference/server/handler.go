@@ -139,6 +139,14 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	}
 	defer s.ended(sess)
 	defer gen.release()
+	if m, ok := taskRequest(body); ok && !init {
+		// Its writes are not the session's: a tasks/result waiting when the
+		// session ends answers why rather than being cut (see serveTask).
+		dw, release := s.bindDetached(w, sess)
+		defer release()
+		s.serveTask(ctx, dw, sess, m)
+		return
+	}
 	var dw *deadlineWriter
 	var cancel context.CancelFunc
 	var release func()
@@ -151,9 +159,6 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	dw.errs.id = rpcID
 	if init {
 		s.reinitialize(dw, r.WithContext(ctx), sess)
-		return
-	}
-	if s.serveTask(ctx, dw, sess, body) {
 		return
 	}
 	useNegotiatedVersion(r, gen)

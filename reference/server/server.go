@@ -257,6 +257,7 @@ func (s *Server) removeAt(sess *session, reason string, onlyIf func() bool, now 
 		delete(s.hints, sess.hintKey)
 	}
 	sess.gone = true
+	sess.removedFor = reason
 	sess.inGrace = false
 	sess.mu.Unlock()
 	s.mu.Unlock()

@@ -43,6 +43,7 @@ type session struct {
 	inGrace      bool       // the grace period runs
 	graceSeq     uint64     // identifies the current grace period; a stale expiry timer sees a newer one
 	gone         bool       // removed from the table; every later request gets 404
+	removedFor   string     // why, once gone ("deleted", "expired", ...)
 	get          *getStream // the standalone GET currently attached, if any
 	// delivered is the index of the last standalone event written to a
 	// client; a fresh GET resumes after it, so messages stored while no GET
@@ -237,6 +238,13 @@ func (s *session) restore(g, prev *generation) bool {
 	}
 	s.gen = prev
 	return true
+}
+
+// removal says why the session left the table ("" while it is in it).
+func (s *session) removal() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.removedFor
 }
 
 // isGone reports whether the session has left the table.

@@ -59,20 +59,28 @@ func taskRequest(body []byte) (taskMessage, bool) {
 	return m, false
 }
 
-// serveTask answers a task request of sess's principal; it reports false
-// if body is none, for the go-sdk to serve. A task is the principal's
-// (anonymous requestors share "" and hold the unguessable id), never the
-// session's: another session of the same principal reaches it.
-func (s *Server) serveTask(ctx context.Context, w http.ResponseWriter, sess *session, body []byte) bool {
-	m, ok := taskRequest(body)
-	if !ok {
-		return false
-	}
+// serveTask answers m, a task request of sess's principal (see
+// taskRequest). A task is the principal's (anonymous requestors share ""
+// and hold the unguessable id), never the session's: another session of
+// the same principal reaches it.
+func (s *Server) serveTask(ctx context.Context, w http.ResponseWriter, sess *session, m taskMessage) {
 	owner := sess.principal
-	result, rerr := s.answerTask(ctx, m, owner, sess.id)
+	var result json.RawMessage
+	var rerr *tasks.Error
+	if m.Method == "tasks/result" {
+		wait, stop := sessionWait(ctx, sess)
+		result, rerr = s.answerTask(wait, m, owner, sess.id)
+		stop()
+		if rerr != nil && ctx.Err() == nil && sess.ctx.Err() != nil {
+			s.writeWaitEnded(w, sess, m)
+			return
+		}
+	} else {
+		result, rerr = s.answerTask(ctx, m, owner, sess.id)
+	}
 	if rerr != nil {
 		writeRPCErrorID(w, http.StatusOK, rerr.Code, rerr.Message, rerr.Data, m.ID)
-		return true
+		return
 	}
 	b, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -82,7 +90,6 @@ func (s *Server) serveTask(ctx context.Context, w http.ResponseWriter, sess *ses
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
-	return true
 }
 
 func invalidParams(format string, a ...any) *tasks.Error {
