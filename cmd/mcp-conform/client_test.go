@@ -385,3 +385,43 @@ func TestClientHangIsBounded(t *testing.T) {
 		t.Errorf("the run took %v, more than %v", took.Round(time.Second), bound)
 	}
 }
+
+// runClientChecks runs the named client checks against command and
+// returns their results by ID; a usage or setup error fails the test.
+func runClientChecks(t *testing.T, command string, ids ...string) map[string]report.Check {
+	t.Helper()
+	js := filepath.Join(t.TempDir(), "r.json")
+	out, errOut, code := runClientSelf(t, clientTimeout, "client", "--command", command, "--scenario", strings.Join(ids, ","), "--json", js)
+	if code != exitOK && code != exitFail {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	got := map[string]report.Check{}
+	for _, c := range readRun(t, js).Checks {
+		got[c.ID] = c
+	}
+	return got
+}
+
+// brokenClient is the command of a broken reference client.
+func brokenClient(t *testing.T, name string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%s client reference --broken %s", shellQuote(exe), name)
+}
+
+// TestClientFaultsOnWhatTheServerSees: the checks that kill or interrupt
+// a call in flight do so once the scripted server has sent the call a
+// notification, not once the client printed one, so a client that hands
+// no notification to its application is graded on what they are about.
+func TestClientFaultsOnWhatTheServerSees(t *testing.T) {
+	t.Parallel()
+	got := runClientChecks(t, brokenClient(t, "hides-notifications"), "CLI-RECONNECT", "CLI-CLEAR-ON-DISCONNECT", "CLI-RETRY-ONCE")
+	for _, id := range []string{"CLI-RECONNECT", "CLI-CLEAR-ON-DISCONNECT", "CLI-RETRY-ONCE"} {
+		if c := got[id]; c.Verdict != report.Pass {
+			t.Errorf("%s is %s against a client that prints no notification: %s", id, c.Verdict, c.Message)
+		}
+	}
+}

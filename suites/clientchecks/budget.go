@@ -104,11 +104,12 @@ func (cr *clientRun) peakLoad() int {
 // overdue ends the check when run cr is past its budget (or the check's
 // deadline, atDeadline) while the harness still waits for it: waiting
 // says what for ("still running 9s after it started", "waited 9s for a
-// task line, in vain"). A run the scripted server saw progress lately, and any
+// task line, in vain"), missing what the client failed to do ("the client
+// does not finish", "the client never printed it"). A run the scripted server saw progress lately, and any
 // run when the undisturbed one was itself slow, ran late because the
 // machine was saturated: inconclusive. One that went quiet, or kept
 // sending requests in a loop, fails.
-func (cr *clientRun) overdue(waiting string, atDeadline bool) {
+func (cr *clientRun) overdue(waiting, missing string, atDeadline bool) {
 	cr.e.Helper()
 	past := fmt.Sprintf("past its budget of %v", cr.budget().Round(10*time.Millisecond))
 	if atDeadline {
@@ -126,14 +127,14 @@ func (cr *clientRun) overdue(waiting string, atDeadline bool) {
 	busy := max(busyRequests, busyFactor*cl.Measured.Requests)
 	switch {
 	case sign.IsZero():
-		cr.e.Failf("%s; it sent no request and printed nothing: the client does not finish%s", head, detail)
+		cr.e.Failf("%s; it sent no request and printed nothing: %s%s", head, missing, detail)
 	case n > busy:
-		cr.e.Failf("%s; it sent %d requests (the undisturbed run sent %d): the client does not finish, it loops%s", head, n, cl.Measured.Requests, detail)
+		cr.e.Failf("%s; it sent %d requests (the undisturbed run sent %d): %s, it loops%s", head, n, cl.Measured.Requests, missing, detail)
 	case quiet <= window:
 		cr.e.Inconclusivef("%s; the scripted server saw it progress (%d requests, its last sign of life %v ago): the machine was too busy for the client to keep to its budget%s",
 			head, n, quiet, detail)
 	default:
-		cr.e.Failf("%s; its last request or line came %v ago, and nothing since: the client does not finish%s", head, quiet, detail)
+		cr.e.Failf("%s; its last request or line came %v ago, and nothing since: %s%s", head, quiet, missing, detail)
 	}
 }
 

@@ -174,7 +174,7 @@ func expiryChecks() []def {
 			// The user's cancel of a call in progress is never retried.
 			e.srv.setHook(nil)
 			c := e.start(callRun("long_operation", map[string]any{"steps": cancelledSteps, "interval_ms": longStep.Milliseconds()}))
-			c.waitLine(ctx, "a notification", isNotification)
+			e.waitCallUnderway(ctx, c)
 			at := c.interrupt()
 			c.wait(ctx)
 			e.Expect(e.toolCalls(c.n)).To(HaveLen(1), "a cancel must never cause a retry")

@@ -3,6 +3,7 @@ package clientchecks
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -52,7 +53,7 @@ func sessionChecks() []def {
 
 		{id: "CLI-CLEAR-ON-DISCONNECT", opts: serverOpts{}, runs: 5, waits: longStep, body: func(ctx context.Context, e *clientEnv) {
 			a := e.start(longCall)
-			a.waitLine(ctx, "a notification", isNotification)
+			e.waitCallUnderway(ctx, a)
 			a.kill()
 			sid := e.sessionOf(a.n)
 			b := e.run(ctx, actionRun(contract.ActionShow))
@@ -76,7 +77,7 @@ func sessionChecks() []def {
 			first := longCall
 			first.BearerToken = reconnectToken
 			a := e.start(first)
-			a.waitLine(ctx, "a notification", isNotification)
+			e.waitCallUnderway(ctx, a)
 			a.kill()
 			sid := e.sessionOf(a.n)
 			version := ""
@@ -149,6 +150,25 @@ func sessionChecks() []def {
 			}
 		}},
 	}
+}
+
+// waitCallUnderway waits until the server has sent a notification on the
+// stream of run cr's tools/call: the call is underway. It is what the
+// server observes, not what the client prints (a client library may hand
+// no notification to its application).
+func (e *clientEnv) waitCallUnderway(ctx context.Context, cr *clientRun) {
+	e.Helper()
+	e.waitForDuring(ctx, cr, "its tools/call, and a notification sent on the call's stream", func(x exchange) bool {
+		if x.Run != cr.n || x.RPC.Method != "tools/call" {
+			return false
+		}
+		for _, ev := range x.Events {
+			if strings.TrimSpace(ev.Data) != "" {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // expectFresh checks that run n called its tool on a session it created
