@@ -58,7 +58,10 @@ type Action string
 
 const (
 	// ActionCall: connect (rejoining the stored session if there is one),
-	// call the tool, print its notifications and result, exit 0.
+	// call the tool, print its notifications and result, exit 0. The call
+	// need not carry a progressToken: the checks count the log messages
+	// (notifications/message) the server sends whatever the token, and the
+	// progress notifications only of a call that asked for them.
 	ActionCall Action = "call"
 	// ActionList: connect (rejoining the stored session), list the tools,
 	// print them, exit 0.

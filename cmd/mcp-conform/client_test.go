@@ -71,8 +71,9 @@ func TestClientReference(t *testing.T) {
 // clientWorkers is how many variant runs go at once.
 const clientWorkers = 6
 
-// TestClientCatchesFixtures: against each broken variant of the reference
-// client, exactly the checks it breaks fail and every other check passes.
+// TestClientCatchesFixtures: against each variant of the reference client,
+// exactly the checks it breaks fail, those it skips are not applicable,
+// and every other check passes (all of them, for a legitimate variant).
 // The runs use a binary built without the race detector, a few at a time.
 func TestClientCatchesFixtures(t *testing.T) {
 	if testing.Short() {
@@ -126,15 +127,21 @@ func TestClientCatchesFixtures(t *testing.T) {
 	for _, f := range all {
 		t.Run(f.Name, func(t *testing.T) {
 			o := <-results[f.Name]
-			if o.err != nil || o.code != exitFail {
-				t.Fatalf("exit %d (%v), want %d\nstdout:\n%s\nstderr:\n%s", o.code, o.err, exitFail, o.out, o.errOut)
+			want := exitFail
+			if len(f.Breaks) == 0 {
+				want = exitOK
+			}
+			if o.err != nil || o.code != want {
+				t.Fatalf("exit %d (%v), want %d\nstdout:\n%s\nstderr:\n%s", o.code, o.err, want, o.out, o.errOut)
 			}
 			for _, c := range readRun(t, filepath.Join(dir, f.Name+".json")).Checks {
-				broken := slices.Contains(f.Breaks, c.ID)
+				broken, skipped := slices.Contains(f.Breaks, c.ID), slices.Contains(f.Skips, c.ID)
 				switch {
 				case broken && c.Verdict != report.Fail:
 					t.Errorf("%s is %s against %s (%s): the check does not catch it", c.ID, c.Verdict, f.Name, f.About)
-				case !broken && c.Verdict != report.Pass:
+				case skipped && (c.Verdict != report.Skip || !strings.HasPrefix(c.Message, "not applicable: ")):
+					t.Errorf("%s is %s against %s (%s), want not applicable: %s", c.ID, c.Verdict, f.Name, f.About, c.Message)
+				case !broken && !skipped && c.Verdict != report.Pass:
 					t.Errorf("%s is %s against %s, which does not break it: %s", c.ID, c.Verdict, f.Name, c.Message)
 				}
 			}
@@ -422,6 +429,19 @@ func TestClientFaultsOnWhatTheServerSees(t *testing.T) {
 	for _, id := range []string{"CLI-RECONNECT", "CLI-CLEAR-ON-DISCONNECT", "CLI-RETRY-ONCE"} {
 		if c := got[id]; c.Verdict != report.Pass {
 			t.Errorf("%s is %s against a client that prints no notification: %s", id, c.Verdict, c.Message)
+		}
+	}
+}
+
+// TestClientNoProgressToken: a client that calls without a progressToken,
+// as the specification allows, passes the checks that count a call's
+// notifications: they count its log messages, which need no token.
+func TestClientNoProgressToken(t *testing.T) {
+	t.Parallel()
+	got := runClientChecks(t, brokenClient(t, "no-progress-token"), "CLI-RESUME", "CLI-RETRY-FIELD", "CLI-PERSIST")
+	for _, id := range []string{"CLI-RESUME", "CLI-RETRY-FIELD", "CLI-PERSIST"} {
+		if c := got[id]; c.Verdict != report.Pass {
+			t.Errorf("%s is %s against a client that sends no progressToken: %s", id, c.Verdict, c.Message)
 		}
 	}
 }

@@ -57,13 +57,37 @@ func steps(lines []outLine) []string {
 	return out
 }
 
-// allSteps is what a long_operation of n steps sends, in order.
-func allSteps(n int) []string {
+// allSteps is what a long_operation of n steps sends, in order: a log
+// message a step, which needs no progress token, and before it a progress
+// notification when the call asked for them (progress).
+func allSteps(n int, progress bool) []string {
 	var out []string
 	for i := 1; i <= n; i++ {
-		out = append(out, fmt.Sprintf("p%d", i), fmt.Sprintf("l%d", i))
+		if progress {
+			out = append(out, fmt.Sprintf("p%d", i))
+		}
+		out = append(out, fmt.Sprintf("l%d", i))
 	}
 	return out
+}
+
+// stepsText says what allSteps(n, progress) is made of, for messages.
+func stepsText(progress bool) string {
+	if progress {
+		return "a progress notification and a log message a step (the call carried a progressToken)"
+	}
+	return "a log message a step (the call carried no progressToken, so no progress notifications)"
+}
+
+// hasProgressToken reports a request whose params._meta has a progressToken.
+func (x exchange) hasProgressToken() bool {
+	var p struct {
+		Meta struct {
+			Token json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	json.Unmarshal(x.RPC.Params, &p)
+	return len(p.Meta.Token) > 0 && string(p.Meta.Token) != "null"
 }
 
 // resultText is the first text content of a CallToolResult.
