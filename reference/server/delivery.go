@@ -531,6 +531,46 @@ func (s *session) kickLocked() {
 	}
 }
 
+// takeReplay makes a request replaying the finished stream id its only
+// replayer: the one replaying it now is ended (stop) and waited for.
+func (s *session) takeReplay(id string, stop func()) (*carrier, error) {
+	car := &carrier{cancel: stop, done: make(chan struct{})}
+	timeout := time.NewTimer(handoffTimeout)
+	defer timeout.Stop()
+	for {
+		s.dmu.Lock()
+		old := s.replays[id]
+		if old == nil {
+			if s.replays == nil {
+				s.replays = map[string]*carrier{}
+			}
+			s.replays[id] = car
+			s.dmu.Unlock()
+			return car, nil
+		}
+		s.dmu.Unlock()
+		old.cancel()
+		select {
+		case <-old.done:
+		case <-timeout.C:
+			return nil, errStreamBusy
+		}
+	}
+}
+
+// endReplay records that car, a replay of stream id, has returned.
+func (s *session) endReplay(id string, car *carrier) {
+	s.dmu.Lock()
+	if s.replays[id] == car {
+		delete(s.replays, id)
+		if len(s.replays) == 0 {
+			s.replays = nil // an idle session keeps no map
+		}
+	}
+	s.dmu.Unlock()
+	close(car.done)
+}
+
 // uncarry records that car has returned.
 func (s *session) uncarry(p *post, car *carrier) {
 	s.dmu.Lock()

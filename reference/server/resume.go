@@ -14,10 +14,10 @@ var errReplayFailed = errors.New("the replay failed after the stream opened")
 // generation that opened the stream serves it, as its carrier (see carry).
 // A stream whose calls are answered is only replayed, from the shared
 // store, by any generation.
-func (s *Server) resumePOST(w http.ResponseWriter, r *http.Request, sess *session, gen *generation, stream string) {
+func (s *Server) resumePOST(w *deadlineWriter, r *http.Request, sess *session, gen *generation, stream string) {
 	p := sess.postOfStream(stream)
 	if p == nil {
-		gen.handler.ServeHTTP(w, r)
+		s.replayPOST(w, r, sess, gen, stream)
 		return
 	}
 	owner, ok := sess.acquire(p.gen)
@@ -38,9 +38,25 @@ func (s *Server) resumePOST(w http.ResponseWriter, r *http.Request, sess *sessio
 	if r.Header.Get(headerProtocolVersion) >= primingVersion {
 		primingID = r.Header.Get(keyLastEventID)
 	}
-	w = openSSE(w, primingID)
+	sw := openSSE(w, primingID)
 	sess.resumed(ctx, p, continued)
-	owner.handler.ServeHTTP(w, r.WithContext(ctx))
+	owner.handler.ServeHTTP(sw, r.WithContext(ctx))
+}
+
+// replayPOST serves a resume of a finished POST stream: the go-sdk replays
+// it. It lets one request at a time replay a stream and answers any other
+// 409, so a resume takes the stream over from the previous one (which may
+// still be writing its last bytes to a client that has moved on) and waits
+// for it to let go, at most handoffTimeout, as a resume of a running stream
+// does (see carry).
+func (s *Server) replayPOST(w *deadlineWriter, r *http.Request, sess *session, gen *generation, stream string) {
+	car, err := sess.takeReplay(stream, w.kill)
+	if err != nil {
+		writeRPCError(w, http.StatusConflict, CodeInvalidRequest, "Conflict: "+err.Error(), nil)
+		return
+	}
+	defer sess.endReplay(stream, car)
+	gen.handler.ServeHTTP(w, r)
 }
 
 // openSSE sends a stream's headers at once, with a priming event whose id

@@ -44,3 +44,33 @@ func TestResumeWaitsForCut(t *testing.T) {
 		}
 	}
 }
+
+// TestBackToBackResumes: resumes of a finished POST stream that follow each
+// other without waiting for the server to finish the previous one (the
+// client reads the response and hangs up) are each served; a resume takes
+// the stream over from the previous one, never 409.
+func TestBackToBackResumes(t *testing.T) {
+	e := newEnv(t, noKeepAlive)
+	sid := e.connect(e.c)
+	post := e.startLongOperation(e.c, sid, 1)
+	e.step()
+	events := readAll(t, post)
+	first := events[0].ID
+	c := e.client()
+	for i := range 500 {
+		st, err := c.OpenGET(e.ctx(), sid, first)
+		if err != nil {
+			t.Fatalf("resume %d: %v", i+1, err)
+		}
+		for {
+			ev, err := st.Next()
+			if err != nil {
+				t.Fatalf("resume %d ended without the response: %v", i+1, err)
+			}
+			if strings.Contains(ev.Data, "completed 1 steps") {
+				break
+			}
+		}
+		st.Close()
+	}
+}

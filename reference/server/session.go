@@ -55,11 +55,12 @@ type session struct {
 	// Delivery state (delivery.go), under dmu. Lock order: dmu, then mu.
 	dmu     sync.Mutex
 	postSeq uint64
-	posts   map[string]*post   // by token; nil when empty
-	streams map[string]*post   // by go-sdk stream id; nil when empty
-	holding map[*call]struct{} // calls with held notifications; nil until the first
-	nheld   int                // notifications of calls' held lists, all calls
-	nsent   int                // of those, the ones sent to the standalone stream
+	posts   map[string]*post    // by token; nil when empty
+	streams map[string]*post    // by go-sdk stream id; nil when empty
+	replays map[string]*carrier // resumes of finished streams, by stream id; nil when empty
+	holding map[*call]struct{}  // calls with held notifications; nil until the first
+	nheld   int                 // notifications of calls' held lists, all calls
+	nsent   int                 // of those, the ones sent to the standalone stream
 	// replayed are standalone events that went onto a resumed POST stream
 	// too (moved)
 	replayed map[int]struct{}
