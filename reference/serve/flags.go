@@ -2,8 +2,11 @@ package serve
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
 // bearerTokens is the repeatable NAME=TOKEN flag.
@@ -53,5 +56,53 @@ func (l *originList) Set(v string) error {
 		return fmt.Errorf("want an origin such as https://app.example or http://localhost:3000, got %q", v)
 	}
 	*l = append(*l, v)
+	return nil
+}
+
+// prefixList is the repeatable --trusted-proxy flag: a CIDR, or one address.
+type prefixList []netip.Prefix
+
+func (l *prefixList) String() string {
+	var out []string
+	for _, p := range *l {
+		out = append(out, p.String())
+	}
+	return strings.Join(out, ",")
+}
+
+func (l *prefixList) Set(v string) error {
+	p, err := netip.ParsePrefix(v)
+	if err != nil {
+		a, aerr := netip.ParseAddr(v)
+		if aerr != nil || a.Zone() != "" {
+			return fmt.Errorf("want a CIDR such as 10.0.0.0/8 or an address such as 192.0.2.7, got %q", v)
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	a := p.Addr()
+	if a.Is4In6() { // as peers are compared: ::ffff:10.0.0.1 is 10.0.0.1
+		if p.Bits() < 96 {
+			return fmt.Errorf("%q mixes IPv4-mapped and IPv6 addresses: give the IPv4 CIDR", v)
+		}
+		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	*l = append(*l, p.Masked())
+	return nil
+}
+
+// forwardedHeader is the --forwarded-header flag.
+type forwardedHeader string
+
+func (h *forwardedHeader) String() string { return strings.ToLower(string(*h)) }
+
+func (h *forwardedHeader) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "x-forwarded-for":
+		*h = server.HeaderXForwardedFor
+	case "forwarded":
+		*h = server.HeaderForwarded
+	default:
+		return fmt.Errorf("want x-forwarded-for or forwarded, got %q", v)
+	}
 	return nil
 }

@@ -53,6 +53,10 @@ func Run(ctx context.Context, prog string, args []string, stdout, stderr io.Writ
 	fs.IntVar(&cfg.MaxSessionsPerPrincipal, "max-sessions-per-principal", server.DefaultMaxSessionsPerPrincipal, "most sessions one bearer principal holds at once; more get 429")
 	fs.Float64Var(&cfg.AnonymousSessionRate, "anonymous-session-rate", server.DefaultAnonymousSessionRate, "new sessions per second an anonymous client address may start (initialize or recovery hint); more get 429")
 	fs.IntVar(&cfg.AnonymousSessionBurst, "anonymous-session-burst", server.DefaultAnonymousSessionBurst, "new sessions an anonymous client address may start at once before --anonymous-session-rate applies")
+	var trusted prefixList
+	fs.Var(&trusted, "trusted-proxy", "CIDR or address of a reverse proxy whose forwarded client address (see --forwarded-header; the rightmost untrusted one) counts for the anonymous session rate instead of its own (repeatable; default none: no forwarded header is read)")
+	fwdHeader := forwardedHeader(server.HeaderXForwardedFor)
+	fs.Var(&fwdHeader, "forwarded-header", "the header the --trusted-proxy proxies name the client in: x-forwarded-for or forwarded (RFC 7239 for=); the other is never read")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", server.DefaultMaxBatch, "most messages in one JSON-RPC batch (protocol 2025-03-26)")
 	fs.IntVar(&cfg.MaxCallsPerSession, "max-calls-per-session", server.DefaultMaxCallsPerSession, "most tool calls one session runs at once")
 	fs.IntVar(&cfg.MaxJobs, "max-jobs", jobs.DefaultMaxRunning, "most jobs running at once")
@@ -140,6 +144,8 @@ func Run(ctx context.Context, prog string, args []string, stdout, stderr io.Writ
 	cfg.ExpiredResponse = server.ExpiredResponse(*expired)
 	cfg.BearerTokens = tokens.byToken
 	cfg.AllowedOrigins = origins
+	cfg.TrustedProxies = trusted
+	cfg.ForwardedHeader = string(fwdHeader)
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	if *storeURL != "" {

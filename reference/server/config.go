@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -94,6 +95,13 @@ type Config struct {
 	// remote address.
 	AnonymousSessionRate  float64
 	AnonymousSessionBurst int
+	// TrustedProxies are the peers whose forwarded client address, in
+	// ForwardedHeader (HeaderXForwardedFor, the default, or
+	// HeaderForwarded), counts for the anonymous rate instead of their own:
+	// behind a reverse proxy every client has the proxy's address. No other
+	// peer's header is read, nor the other header.
+	TrustedProxies  []netip.Prefix
+	ForwardedHeader string
 
 	// Job bounds (job_start): running jobs in all and per client (a
 	// principal, or an anonymous session), and completed jobs kept, in all
@@ -210,6 +218,9 @@ func (c Config) withDefaults() Config {
 	if c.AnonymousSessionBurst == 0 {
 		c.AnonymousSessionBurst = DefaultAnonymousSessionBurst
 	}
+	if c.ForwardedHeader == "" {
+		c.ForwardedHeader = HeaderXForwardedFor
+	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
@@ -243,6 +254,11 @@ func (c Config) validate() error {
 	}
 	if !(c.AnonymousSessionRate > 0) { // NaN too
 		return fmt.Errorf("anonymous session rate must be positive, got %v", c.AnonymousSessionRate)
+	}
+	switch c.ForwardedHeader {
+	case HeaderXForwardedFor, HeaderForwarded:
+	default:
+		return fmt.Errorf("forwarded header must be %q or %q, got %q", HeaderXForwardedFor, HeaderForwarded, c.ForwardedHeader)
 	}
 	switch c.ExpiredResponse {
 	case ExpiredEnvelope, ExpiredPlain:

@@ -485,7 +485,7 @@ func (s *Server) answerUnknown(w http.ResponseWriter, r *http.Request, principal
 // the table before the go-sdk writes the InitializeResult, so the client's
 // next request finds it.
 func (s *Server) initializeNew(ctx context.Context, w http.ResponseWriter, r *http.Request, principal string, rpcID json.RawMessage) {
-	sess, err := s.create(principal, r.RemoteAddr)
+	sess, err := s.create(principal, s.clientAddr(r))
 	if err != nil {
 		writeCreateError(w, err)
 		return

@@ -43,7 +43,7 @@ func (s *Server) recover(r *http.Request, principal, staleID string) (string, er
 		<-h.ready
 		return h.id, h.err
 	}
-	h.id, h.err = s.startRecovered(principal, r.RemoteAddr, key, r.Header.Get(headerProtocolVersion))
+	h.id, h.err = s.startRecovered(principal, s.clientAddr(r), key, r.Header.Get(headerProtocolVersion))
 	if h.err != nil {
 		s.mu.Lock()
 		if s.hints[key] == h {
