@@ -445,3 +445,17 @@ func TestClientNoProgressToken(t *testing.T) {
 		}
 	}
 }
+
+// TestClientFallbackNeedsARejoin: CLI-FALLBACK is not applicable to a
+// client that never presents its stored session (nothing to fall back
+// from), not a pass, and still fails one that presents it and gives up.
+func TestClientFallbackNeedsARejoin(t *testing.T) {
+	t.Parallel()
+	c := runClientChecks(t, brokenClient(t, "reconnect-fresh"), "CLI-FALLBACK")["CLI-FALLBACK"]
+	if c.Verdict != report.Skip || !strings.HasPrefix(c.Message, "not applicable: after the restart run 2 never presented its stored session") {
+		t.Errorf("CLI-FALLBACK against a client that never rejoins: %s %q, want not applicable", c.Verdict, c.Message)
+	}
+	if c := runClientChecks(t, brokenClient(t, "no-fallback"), "CLI-FALLBACK")["CLI-FALLBACK"]; c.Verdict != report.Fail {
+		t.Errorf("CLI-FALLBACK against no-fallback: %s %q, want a failure", c.Verdict, c.Message)
+	}
+}

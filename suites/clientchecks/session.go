@@ -126,6 +126,7 @@ func sessionChecks() []def {
 			old := e.sessionOf(a.n)
 			e.Expect(e.srv.restart()).To(Succeed())
 			b := e.run(ctx, callRun("echo", map[string]any{"text": "after the restart"}))
+			e.expectPresented(b.n, old, "the restart")
 			e.Expect(resultText(b.result().Result)).To(Equal("after the restart"))
 			expectFresh(e, b.n, old)
 			c := e.run(ctx, callRun("echo", map[string]any{"text": "later"}))
@@ -142,6 +143,7 @@ func sessionChecks() []def {
 				return true
 			})
 			d := e.run(ctx, callRun("echo", map[string]any{"text": "after a refusal"}))
+			e.expectPresented(d.n, refused, "the server's refusal")
 			e.Expect(resultText(d.result().Result)).To(Equal("after a refusal"))
 			expectFresh(e, d.n, refused)
 			f := e.run(ctx, callRun("echo", map[string]any{"text": "last"}))
@@ -169,6 +171,20 @@ func (e *clientEnv) waitCallUnderway(ctx context.Context, cr *clientRun) {
 		}
 		return false
 	})
+}
+
+// expectPresented skips the check unless run n presented its stored
+// session sid (gone since what happened): a client that never rejoins a
+// stored session has nothing to fall back from, and CLI-RECONNECT grades
+// the rejoin itself.
+func (e *clientEnv) expectPresented(n int, sid, since string) {
+	e.Helper()
+	for _, x := range e.exchanges(n) {
+		if x.SessionID == sid {
+			return
+		}
+	}
+	e.Skipf("not applicable: after %s run %d never presented its stored session %s (it started a new session at once), so there was no gone session to fall back from; CLI-RECONNECT grades rejoining a stored session", since, n, sid)
 }
 
 // expectFresh checks that run n called its tool on a session it created
