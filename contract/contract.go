@@ -46,8 +46,8 @@ const (
 )
 
 // ScenarioMeasure is the scenario of the run the harness times before the
-// checks, undisturbed (a plain call, or list under 2026-07-28): every
-// run's budget is derived from it. It is not graded.
+// checks, undisturbed (a list): every run's budget is derived from it, and
+// the revision the client speaks is seen in it. It is not graded.
 const ScenarioMeasure = "MEASURE"
 
 // Vars lists every variable the harness sets; it clears them all first.

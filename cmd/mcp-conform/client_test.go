@@ -459,3 +459,20 @@ func TestClientFallbackNeedsARejoin(t *testing.T) {
 		t.Errorf("CLI-FALLBACK against no-fallback: %s %q, want a failure", c.Verdict, c.Message)
 	}
 }
+
+// TestClientChoosesItsRevision: a client that speaks 2026-07-28 by itself,
+// not told to, is graded in that revision: every check that needs
+// sessions is not applicable, saying why, and the task checks pass.
+func TestClientChoosesItsRevision(t *testing.T) {
+	t.Parallel()
+	got := runClientChecks(t, brokenClient(t, "chooses-2026-07-28"), catalogue.IDs(catalogue.Client)...)
+	for _, e := range catalogue.Of(catalogue.Client) {
+		c := got[e.ID]
+		switch {
+		case e.Sessionless && c.Verdict != report.Pass:
+			t.Errorf("%s is %s against a client that chose 2026-07-28: %s", e.ID, c.Verdict, c.Message)
+		case !e.Sessionless && (c.Verdict != report.Skip || !strings.Contains(c.Message, "the client speaks 2026-07-28 by itself")):
+			t.Errorf("%s is %s (%s), want not applicable: the client speaks 2026-07-28", e.ID, c.Verdict, c.Message)
+		}
+	}
+}

@@ -39,8 +39,27 @@ type Client struct {
 	live   map[*clientRun]bool // the client processes running now
 }
 
-// modern reports whether the client speaks the revision without sessions.
-func (e *clientEnv) modern() bool { return e.client.ProtocolVersion == wire.SessionlessProtocolVersion }
+// modern reports whether the client speaks the revision without sessions:
+// told to, or chosen by itself (as its measured run showed).
+func (e *clientEnv) modern() bool { return e.client.modern() }
+
+func (cl *Client) modern() bool {
+	return cl.ProtocolVersion == wire.SessionlessProtocolVersion || cl.Measured.Revision == wire.SessionlessProtocolVersion
+}
+
+// spokeModern says how run n spoke the revision without sessions (asked
+// server/discover, or sent its MCP-Protocol-Version), or "" if it did not.
+func (e *clientEnv) spokeModern(n int) string {
+	for _, x := range e.exchanges(n) {
+		switch {
+		case x.RPC.Method == "server/discover":
+			return fmt.Sprintf("#%d asked server/discover", x.N)
+		case x.ProtocolVersion == wire.SessionlessProtocolVersion:
+			return fmt.Sprintf("#%d sent MCP-Protocol-Version: %s", x.N, x.ProtocolVersion)
+		}
+	}
+	return ""
+}
 
 // clientEnv is one client check: its kit.T, a scripted server of its own,
 // a state directory for the client under test, and the runs of that client.
@@ -84,13 +103,39 @@ func Checks(cl *Client) []kit.Check {
 	for i, d := range defs {
 		ent := catalogue.MustLookup(d.id)
 		out[i] = kit.Check{Entry: ent, Need: d.need(cl), Run: func(t *kit.T) {
-			if cl.ProtocolVersion == wire.SessionlessProtocolVersion && !ent.Sessionless {
+			switch {
+			case ent.Sessionless:
+			case cl.ProtocolVersion == wire.SessionlessProtocolVersion:
 				t.Skip("not applicable: the check needs sessions, which " + wire.SessionlessProtocolVersion + " does not have")
+			case cl.Measured.Revision != "":
+				t.Skipf("not applicable: the check needs sessions, and the client speaks %s by itself (in its measured run it asked server/discover or sent that MCP-Protocol-Version), which has none", cl.Measured.Revision)
 			}
-			d.body(t.Context(), cl.newEnv(t, d))
+			e := cl.newEnv(t, d)
+			if !ent.Sessionless && !e.modern() {
+				defer e.respectRevision()
+			}
+			d.body(t.Context(), e)
 		}}
 	}
 	return out
+}
+
+// respectRevision, deferred by a check that needs sessions, turns its end
+// into not applicable when a run of the client spoke the revision without
+// sessions by itself: the check's premise is not there, whatever it saw.
+func (e *clientEnv) respectRevision() {
+	v := recover()
+	e.mu.Lock()
+	n := e.nrun
+	e.mu.Unlock()
+	for i := 1; i <= n; i++ {
+		if how := e.spokeModern(i); how != "" {
+			e.Skipf("not applicable: the check needs sessions, and run %d of the client spoke %s by itself (%s), which has none", i, wire.SessionlessProtocolVersion, how)
+		}
+	}
+	if v != nil {
+		panic(v)
+	}
 }
 
 func (cl *Client) newEnv(t *kit.T, d def) *clientEnv {

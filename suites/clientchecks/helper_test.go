@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
@@ -30,6 +31,7 @@ func TestMain(m *testing.M) {
 //	slow:  a request every 250ms for 10s (progressing, slowly), then exit
 //	quiet: one request, then nothing
 //	loop:  a request every 10ms, without end
+//	discover: a server/discover of 2026-07-28, then exit 1
 func helperClient(kind string) int {
 	url := os.Args[len(os.Args)-1]
 	ping := func() {
@@ -37,6 +39,15 @@ func helperClient(kind string) int {
 		if err == nil {
 			resp.Body.Close()
 		}
+	}
+	if kind == "discover" && os.Getenv(contract.EnvScenario) != contract.ScenarioMeasure {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(wire.HeaderProtocolVersion, wire.SessionlessProtocolVersion)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		return 1
 	}
 	ping()
 	if os.Getenv(contract.EnvScenario) == contract.ScenarioMeasure {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
@@ -22,6 +23,10 @@ type Measurement struct {
 	Requests int
 	// Exit is how the run ended; Why, when it was not timed, says why.
 	Exit, Why string
+	// Revision is wire.SessionlessProtocolVersion when the client spoke
+	// it (server/discover, or that MCP-Protocol-Version) though not told
+	// to; "" otherwise.
+	Revision string
 }
 
 // Measuring gives up on a run that shows no sign of life (no request, no
@@ -31,19 +36,16 @@ const (
 	measureLimit = time.Minute
 )
 
-// Measure times one run of the client, a plain call (a list under
-// 2026-07-28), against a scripted server of its own, with no other client
-// running, and keeps it in cl.Measured for the checks' budgets. Call it
-// before Checks.
+// Measure times one run of the client, a list of the tools (connect, one
+// request, exit: what every revision has), against a scripted server of
+// its own, with no other client running, and keeps it in cl.Measured for
+// the checks' budgets, with the revision the client spoke. Call it before
+// Checks.
 func (cl *Client) Measure(ctx context.Context) Measurement {
 	var m Measurement
 	body := func(t *kit.T) {
 		e := cl.newEnv(t, def{id: contract.ScenarioMeasure})
-		r := callRun("echo", map[string]any{"text": "measure"})
-		if e.modern() {
-			r = actionRun(contract.ActionList)
-		}
-		cr := e.start(r)
+		cr := e.start(actionRun(contract.ActionList))
 		tick := time.NewTicker(kit.PollInterval)
 		defer tick.Stop()
 		for {
@@ -52,6 +54,9 @@ func (cl *Client) Measure(ctx context.Context) Measurement {
 				m.Took, m.Exit = cr.ended.Sub(cr.started), cr.exitText()
 				_, m.Requests = cr.lastSign()
 				m.FirstRequest = cr.firstRequest()
+				if !e.modern() && e.spokeModern(cr.n) != "" {
+					m.Revision = wire.SessionlessProtocolVersion
+				}
 				return
 			case <-t.Context().Done():
 				m.Why = "the run was interrupted"
@@ -85,6 +90,9 @@ func later(a, b time.Time) time.Time {
 // String says what was measured and the budget it gives a run.
 func (m Measurement) String() string {
 	cl := Client{Measured: m}
+	if m.Revision != "" {
+		return fmt.Sprintf("the client speaks %s by itself: only the checks without sessions apply; ", m.Revision) + Measurement{Took: m.Took, Exit: m.Exit, Requests: m.Requests, Why: m.Why}.String()
+	}
 	if m.Took <= 0 {
 		return fmt.Sprintf("the client's undisturbed run could not be timed (%s): a run's budget is %v plus the scenario's waits", m.Why, cl.allowance())
 	}
