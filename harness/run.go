@@ -152,6 +152,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 		fmt.Fprintf(stdout, "note: the checks that need sessions are not applicable: %s\n", pr.sessionless)
 	}
 	fmt.Fprintf(stdout, "mcp-conform server: checking %s (profile %s, %d at a time)\n", o.URL, o.Profile, o.Parallel)
+	o.observeUndisturbed(ctx, tc, stdout)
 
 	run := &report.Run{
 		Tool: "mcp-conform", Mode: "server", Target: o.URL, Profile: string(o.Profile),

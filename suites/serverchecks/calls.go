@@ -131,7 +131,13 @@ func (e *env) expectDeliveredSaying(k *call, why string, streams ...*collector) 
 		total += len(notes[i])
 	}
 	if want := e.Config.Tools.Notifying.Notifications; total != want {
-		if ended := e.endedEarly(k, streams...); ended != "" {
+		ended := e.endedEarly(k, streams...)
+		// An error that ended this call early is the fault's doing, unless
+		// the undisturbed call ended with one too.
+		if (ended == "" || e.baseline().erred()) && e.explainedCount(total, byStream) {
+			return
+		}
+		if ended != "" {
 			byStream = "; " + ended + byStream
 		}
 		e.Failf("every notification of the call exactly once: got %d of %d%s", total, want, byStream)
@@ -194,8 +200,31 @@ func responses(msgs []wire.Message) []wire.Message {
 	return out
 }
 
-// awaitResponse waits until the call's response arrives on c.
+// awaitResponse waits until the call's response arrives on c, at most
+// callWait: what the undisturbed call showed the target needs, and no
+// longer than c stays open. When that call got no response either, a
+// wait in vain is inconclusive.
 func (e *env) awaitResponse(ctx context.Context, k *call, c *collector) wire.Message {
+	var m wire.Message
+	ok := false
+	e.await(e.noResponse(), func() bool {
+		ended := c.Ended() // read first: once ended, every event is in
+		m, ok = k.response(c.Messages())
+		return ok || ended
+	}, "the response of %s on %s", k.token, c.name)
+	if !ok {
+		if short := e.noResponse(); short != "" {
+			e.Inconclusivef("%s ended without the response of %s; but %s", c.name, k.token, short)
+		}
+		e.Failf("%s ended without the response of %s", c.name, k.token)
+	}
+	return m
+}
+
+// awaitRecovered waits, until the check's deadline, for the response of
+// a call that the target must first recover (its replica was killed):
+// the undisturbed call's duration does not bound that.
+func (e *env) awaitRecovered(k *call, c *collector) wire.Message {
 	var m wire.Message
 	e.Eventually(func() bool {
 		var ok bool
@@ -213,10 +242,10 @@ const notesElsewhere = "the target does not send the notifying tool's notificati
 // needs to cut the call between notifications cannot run, and is skipped,
 // saying which of others (the other streams the check holds) had them.
 func (e *env) awaitPostNotes(ctx context.Context, k *call, n int, others ...*collector) {
-	e.Eventually(func() bool {
+	e.await(e.noResponse(), func() bool {
 		_, done := k.response(k.post.Messages())
 		return done || len(e.notes(k.post.Messages(), k)) >= n
-	}).Should(BeTrue(), "%d notifications of %s, or its response, on its POST stream", n, k.token)
+	}, "%d notifications of %s, or its response, on its POST stream", n, k.token)
 	if got := len(e.notes(k.post.Messages(), k)); got < n {
 		e.Skip(fmt.Sprintf("the call answered with %d of its notifications on its POST stream: %s", got, e.notesSeen(k, others)))
 	}

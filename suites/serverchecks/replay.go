@@ -29,7 +29,7 @@ func replayChecks() []def {
 			get.name, post.name = "the standalone GET stream", "the POST stream resumed"
 			var carrier *collector
 			ended := ""
-			e.Eventually(func() bool {
+			e.await(e.baseline().Shortfall(), func() bool {
 				for _, c := range []*collector{get, post} {
 					if len(e.notes(c.Messages(), k)) > 0 {
 						carrier = c
@@ -38,7 +38,7 @@ func replayChecks() []def {
 				}
 				ended = e.endedEarly(k, k.post, get, post)
 				return ended != ""
-			}).Should(BeTrue(), "a notification after the refresh on the GET stream or the resumed call stream")
+			}, "a notification after the refresh on the GET stream or the resumed call stream")
 			if carrier == nil {
 				e.Failf("no notification after the refresh on the GET stream or the resumed call stream: %s", ended)
 			}
@@ -61,8 +61,7 @@ func replayChecks() []def {
 					streams = append(streams, again)
 				}
 			}
-			e.Eventually(func() int { return e.countNotes(k, streams...) }).Should(BeNumerically(">=", e.Config.Tools.Notifying.Notifications),
-				func() string { return "the notifications sent in the gap, replayed; " + e.byStream(k, streams...) })
+			e.awaitNotes(k, "the notifications sent in the gap, replayed", streams...)
 			e.Pause(quiet(e.Config))
 			// Each stream in order, and every notification once across them:
 			// which of get and post carried them is the server's choice.

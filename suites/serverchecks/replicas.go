@@ -123,7 +123,7 @@ func replicaChecks() []def {
 			k.post.name = "the POST stream on replica A"
 			e.awaitPostNotes(ctx, k, 1)
 			e.refresh() // replica A's connections only: the call runs on
-			want := e.Config.Tools.Notifying.Notifications
+			want := e.wantNotes()
 			e.WaitUntil(toolRun(e.Config)+quiet(e.Config), func() bool { return e.countNotes(k, k.post, get) >= want })
 			e.Pause(quiet(e.Config))
 			streams := []*collector{k.post, get}
@@ -138,7 +138,7 @@ func replicaChecks() []def {
 					e.Logf("resuming the POST stream on replica B failed (%v)", err)
 				}
 			}
-			e.Expect(e.notes(get.Messages(), k)).NotTo(BeEmpty(), func() string {
+			e.expectRedirected(k, get, streams, func() string {
 				return "no notification of the call running on replica A reached the GET stream held on replica B after the call's stream was cut; " + e.byStream(k, streams...)
 			})
 			e.expectDelivered(k, streams...)
@@ -151,8 +151,8 @@ func replicaChecks() []def {
 			e.cutAfter(3)
 			k := e.startNotifying(ctx, cs[0], sid, "replica-resume")
 			k.post.name = "the POST stream on replica A"
-			e.Eventually(func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() }).
-				Should(BeTrue(), "the POST stream on replica A cut after 3 events, or its response")
+			e.await(e.noResponse(), func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() },
+				"the POST stream on replica A cut after 3 events, or its response")
 			if _, done := k.response(k.post.Messages()); done {
 				e.Skip("the call's POST stream carried its response within 3 events, so it could not be cut before it: " + notesElsewhere)
 			}
@@ -224,7 +224,7 @@ func replicaChecks() []def {
 			s, err := e.get(ctx, cs[1], sid, k.post.LastID())
 			e.Expect(err).NotTo(HaveOccurred(), "GET with Last-Event-ID %q on replica B after replica A was killed", k.post.LastID())
 			resumed := e.collect("the POST stream resumed on replica B", s)
-			m := e.awaitResponse(ctx, k, resumed)
+			m := e.awaitRecovered(k, resumed)
 			if m.Error != nil {
 				var data struct {
 					Resume *struct{ Method, Via string } `json:"resume"`

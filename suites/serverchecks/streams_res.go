@@ -16,6 +16,8 @@ const replacedGETWait = 5 * time.Second
 // streamResilienceChecks are the stream resilience checks.
 func streamResilienceChecks() []def {
 	return []def{
+		{id: baselineID, need: notifyNeed, body: func(ctx context.Context, e *env) { e.asDeclared(ctx) }},
+
 		{id: "GET-STALE-REPLACED", body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
 			e.openGET(ctx, e.C, sid, "")
@@ -53,7 +55,7 @@ func streamResilienceChecks() []def {
 
 		{id: "REDIRECT-ORPHANED", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid, k, first, get := e.orphan(ctx)
-			want := e.Config.Tools.Notifying.Notifications
+			want := e.wantNotes()
 			e.WaitUntil(toolRun(e.Config)+quiet(e.Config), func() bool { return e.countNotes(k, first, k.post, get) >= want })
 			// A notification the server wrote to the POST connection before it
 			// noticed the cut went to a dead socket; the client gets it back
@@ -71,7 +73,7 @@ func streamResilienceChecks() []def {
 				}
 			}
 			e.Pause(quiet(e.Config))
-			e.Expect(e.notes(get.Messages(), k)).NotTo(BeEmpty(), func() string {
+			e.expectRedirected(k, get, streams, func() string {
 				why := "they were not redirected"
 				if ended := e.endedEarly(k, streams...); ended != "" {
 					why = ended
@@ -83,9 +85,8 @@ func streamResilienceChecks() []def {
 
 		{id: "REDIRECT-NO-RESPONSE", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			sid, k, first, get := e.orphan(ctx)
-			e.WaitUntil(2*toolRun(e.Config), func() bool {
-				return e.countNotes(k, first, k.post, get) >= e.Config.Tools.Notifying.Notifications
-			})
+			want := e.wantNotes()
+			e.WaitUntil(2*toolRun(e.Config), func() bool { return e.countNotes(k, first, k.post, get) >= want })
 			e.Pause(quiet(e.Config))
 			for _, m := range get.Messages() {
 				e.Expect(k.isResponse(m)).To(BeFalse(), "the orphaned request's response was sent on the standalone GET stream")
