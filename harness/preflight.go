@@ -16,8 +16,12 @@ import (
 	"github.com/mcp-conform/mcp-conform/target"
 )
 
-// preflightTimeout bounds the first contact with the target.
-const preflightTimeout = 15 * time.Second
+// preflightTimeout bounds the first contact with the target, and
+// goodbyeTimeout the notifications/initialized and DELETE that end it.
+const (
+	preflightTimeout = 15 * time.Second
+	goodbyeTimeout   = 2 * time.Second
+)
 
 // probe is what the first initialize revealed about the target.
 type probe struct {
@@ -96,9 +100,13 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config, fol
 	case sid == "":
 		p.sessionless = "the target assigned no Mcp-Session-Id (a stateless server)"
 	default:
+		// Courtesy, bounded: a target that answers initialize and then
+		// nothing is for the run to find (liveness), not to stall here.
+		bye, cancel := context.WithTimeout(ctx, goodbyeTimeout)
+		defer cancel()
 		c.ProtocolVersion = negotiated
-		_, _ = c.Post(ctx, sid, wire.Notification("notifications/initialized"))
-		_, _ = c.Delete(ctx, sid)
+		_, _ = c.Post(bye, sid, wire.Notification("notifications/initialized"))
+		_, _ = c.Delete(bye, sid)
 	}
 	return p, nil
 }

@@ -135,11 +135,13 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	}
 	tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs,
 		FollowRedirects: o.FollowRedirects}
+	live := newLiveness(o.URL, pr.version, cfg.RequestHeader())
 	if managed != nil {
 		tc.Restart = managed.Restart
 		if k, ok := managed.(interface{ Kill(context.Context) error }); ok {
 			tc.Kill = k.Kill
 		}
+		tc.Restart, tc.Kill = live.around(tc.Restart, tc.Kill)
 	}
 	if !o.NoProxy {
 		tc.Faults = faults.NewServer()
@@ -159,7 +161,16 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 		ProtocolVersion: pr.version, Strict: o.Strict,
 	}
 	en := o.engine(o.Strict, marginFor(pr.rtt), stdout, stderr)
-	run, err = o.Common.finish(ctx, run, en, serverchecks.Checks(tc), o.selector(), stdout)
+	checksCtx, stop := context.WithCancelCause(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- live.watch(checksCtx, stop) }()
+	run, err = o.Common.finish(checksCtx, run, en, serverchecks.Checks(tc), o.selector(), stdout)
+	stop(nil)
+	if gone := <-stopped; gone != nil && err == nil {
+		// The verdicts stand in the reports; the run itself could not be
+		// made, as with a target unreachable from the start.
+		return run, &SetupError{fmt.Errorf("%v; the checks still waiting then are inconclusive", gone)}
+	}
 	if err == nil {
 		o.suggest(ctx, run, pr.version, cfg, tc.Restart != nil, stdout)
 	}

@@ -87,16 +87,32 @@ func Execute(ctx context.Context, c Check, d time.Duration) Result {
 	}()
 	hard := time.NewTimer(d + abandonGrace)
 	defer hard.Stop()
-	select {
-	case r := <-done:
-		return r
-	case <-hard.C:
-		return Result{
-			State:    Abandoned,
-			Message:  "the check did not end within its deadline of " + d.Round(time.Millisecond).String() + " (a wait ignored it); it was abandoned",
-			Exchange: t.log.String(),
-			Timeline: t.log.Events(),
-			Took:     time.Since(began),
+	ended, left := ctx.Done(), (<-chan time.Time)(nil)
+	for {
+		select {
+		case r := <-done:
+			return r
+		case <-hard.C:
+			return Result{
+				State:    Abandoned,
+				Message:  "the check did not end within its deadline of " + d.Round(time.Millisecond).String() + " (a wait ignored it); it was abandoned",
+				Exchange: t.log.String(),
+				Timeline: t.log.Events(),
+				Took:     time.Since(began),
+			}
+		case <-ended:
+			ended = nil
+			if unobservable(ctx) != nil {
+				left = time.After(leaveGrace)
+			}
+		case <-left:
+			return Result{
+				State:    Inconclusive,
+				Message:  unobservable(ctx).Error() + " (the check did not end when its context did; it was left behind)",
+				Exchange: t.log.String(),
+				Timeline: t.log.Events(),
+				Took:     time.Since(began),
+			}
 		}
 	}
 }

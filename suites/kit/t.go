@@ -176,6 +176,11 @@ func (t *T) run(body func(*T)) (r Result) {
 		default:
 			r = Result{State: Failed, Message: fmt.Sprintf("panic: %v\n%s", v, debug.Stack()), Location: t.location()}
 		}
+		if u := unobservable(t.ctx); u != nil && (r.State == Failed || r.State == Inconclusive) {
+			// Whatever failed, or could not be observed, followed from a
+			// target that answers nothing: that is the one message.
+			r = Result{State: Inconclusive, Message: u.Error()}
+		}
 	}()
 	body(t)
 	return Result{State: Passed}
@@ -184,6 +189,9 @@ func (t *T) run(body func(*T)) (r Result) {
 // endedEarly says why a check's context ended.
 func endedEarly(ctx context.Context) string {
 	cause := context.Cause(ctx)
+	if u := unobservable(ctx); u != nil {
+		return u.Error()
+	}
 	if cause == context.DeadlineExceeded {
 		return "the check's deadline passed before it could finish"
 	}
@@ -195,10 +203,18 @@ func (t *T) runCleanups() {
 	cs := t.cleanups
 	t.cleanups = nil
 	t.mu.Unlock()
+	u := unobservable(t.ctx)
 	for i := len(cs) - 1; i >= 0; i-- {
 		func() {
 			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 			defer cancel()
+			if u != nil {
+				// Waiting on a target that answers nothing would only
+				// hold up the run: local cleanups still run.
+				var stop context.CancelCauseFunc
+				ctx, stop = context.WithCancelCause(ctx)
+				stop(u)
+			}
 			defer func() { _ = recover() }() // a failing cleanup does not change the verdict
 			cs[i](ctx)
 		}()

@@ -1,0 +1,148 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
+)
+
+// Liveness: a target that stops answering altogether (it answered
+// initialize, then hangs) would leave every check waiting until its own
+// deadline, minutes in all, and each would fail for what is one fact. So
+// while the checks run, the harness pings the target now and then on a
+// connection of its own; after several pings in a row got no answer at
+// all, it ends the run's checks at once, inconclusive, with that fact as
+// their message (kit.Unobservable).
+const (
+	probeEvery     = 2 * time.Second
+	probeTimeout   = 2 * time.Second
+	probesToGiveUp = 3
+)
+
+// liveness is the watcher of one server run.
+type liveness struct {
+	url     string
+	header  http.Header
+	version string
+	// every, timeout and failures are probeEvery, probeTimeout and
+	// probesToGiveUp (tests shorten them).
+	every, timeout time.Duration
+	failures       int
+
+	mu sync.Mutex
+	// down counts what has the target down on purpose: a restart in
+	// progress, or a kill (F-KILL) until the restart that follows it.
+	down int
+}
+
+func newLiveness(url, version string, header http.Header) *liveness {
+	return &liveness{url: url, version: version, header: header, every: probeEvery, timeout: probeTimeout, failures: probesToGiveUp}
+}
+
+// watch probes until ctx ends; when the target stopped answering, it
+// cancels the run with a kit.Unobservable cause and returns it.
+func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc) error {
+	client := &http.Client{
+		Transport:     &http.Transport{DisableKeepAlives: true}, // a fresh connection each time
+		CheckRedirect: wire.RedirectPolicy(false),               // any answer will do
+	}
+	began := time.Now()
+	tick := time.NewTicker(l.every)
+	defer tick.Stop()
+	missed, first := 0, time.Time{}
+	for {
+		at := time.Now()
+		switch {
+		case l.isDown(), l.answers(ctx, client):
+			missed = 0
+		case ctx.Err() != nil:
+			return nil
+		default:
+			if missed == 0 {
+				first = at
+			}
+			if missed++; missed >= l.failures {
+				cause := &kit.Unobservable{Err: fmt.Errorf("the target stopped answering: %d pings in a row, each on a fresh connection, got no answer within %v, the first at %s (%.1fs into the checks)",
+					missed, l.timeout, first.Format("15:04:05"), first.Sub(began).Seconds())}
+				stop(cause)
+				return cause
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// answers reports whether the target answered a ping in time: any HTTP
+// status counts, and so does a refused connection (checks see that at
+// once themselves); only silence does not.
+func (l *liveness) answers(ctx context.Context, client *http.Client) bool {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	c := wire.New(l.url)
+	c.ProtocolVersion, c.Header = l.version, l.header
+	req, err := c.NewHTTPRequest(ctx, http.MethodPost, "", c.Request("ping", nil))
+	if err != nil {
+		return true
+	}
+	resp, err := client.Do(req)
+	if err == nil {
+		resp.Body.Close() // the status is enough; a stream need not end
+		return true
+	}
+	var ne net.Error
+	return !(errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout())
+}
+
+func (l *liveness) isDown() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.down > 0
+}
+
+func (l *liveness) setDown(delta int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.down = max(0, l.down+delta)
+}
+
+// around wraps the target's restart and kill so that the watcher does not
+// take a target down on purpose for one that stopped answering.
+func (l *liveness) around(restart, kill func(context.Context) error) (func(context.Context) error, func(context.Context) error) {
+	var mu sync.Mutex
+	killed := 0 // kills not yet followed by a restart
+	if restart != nil {
+		inner := restart
+		restart = func(ctx context.Context) error {
+			l.setDown(1)
+			defer func() {
+				mu.Lock()
+				l.setDown(-1 - killed)
+				killed = 0
+				mu.Unlock()
+			}()
+			return inner(ctx)
+		}
+	}
+	if kill != nil {
+		inner := kill
+		kill = func(ctx context.Context) error {
+			mu.Lock()
+			killed++
+			mu.Unlock()
+			l.setDown(1)
+			return inner(ctx)
+		}
+	}
+	return restart, kill
+}

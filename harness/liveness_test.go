@@ -1,0 +1,71 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/report"
+)
+
+// hangsAfterInitialize answers the first initialize, then nothing: every
+// later request waits until the client gives up or the test ends.
+func hangsAfterInitialize(release <-chan struct{}) http.Handler {
+	var answered atomic.Bool
+	stub := &stubMCP{version: "2025-11-25"}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if answered.CompareAndSwap(false, true) {
+			stub.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+}
+
+// TestHungTargetEndsTheRun: against a target that answers initialize and
+// then hangs, the run ends within 15 s (not at each check's deadline, over
+// two minutes), every check that was waiting is inconclusive naming the
+// cause, none fails, and the run is a setup error (exit 2) saying so.
+func TestHungTargetEndsTheRun(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(hangsAfterInitialize(release))
+	defer srv.Close()
+	defer close(release)
+
+	began := time.Now()
+	run, err := Run(context.Background(), Options{URL: srv.URL, SuggestProfile: ""}, io.Discard, io.Discard)
+	took := time.Since(began)
+	t.Logf("the run took %v", took.Round(100*time.Millisecond))
+	if took > 15*time.Second {
+		t.Errorf("the run took %v; want it over within 15s of the target hanging", took.Round(time.Second))
+	}
+	var se *SetupError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "the target stopped answering") {
+		t.Fatalf("Run = %v; want a setup error saying the target stopped answering", err)
+	}
+	if run == nil {
+		t.Fatal("no run: the verdicts should stand in the reports")
+	}
+	inconclusive := 0
+	for _, c := range run.Checks {
+		switch {
+		case c.Verdict == report.Inconclusive && strings.Contains(c.Message, "the target stopped answering"):
+			inconclusive++
+		case c.Verdict == report.Skip:
+		default:
+			t.Errorf("%s: %s: %s", c.ID, c.Verdict, firstLine(c.Message))
+		}
+	}
+	if inconclusive == 0 {
+		t.Error("no check was inconclusive for the hung target")
+	}
+}
