@@ -47,7 +47,8 @@ Checks an MCP Streamable HTTP server against the behaviour catalogue
 Without --url it checks the embedded reference server.
 
 Exit status: 0 all required checks passed, 1 a required check failed,
-2 usage or setup error (bad flag, unreachable or non-MCP URL).
+2 usage or setup error (bad flag, unreachable or non-MCP URL, a redirect,
+a target that stopped answering during the run).
 
 flags:`)
 		fs.PrintDefaults()
