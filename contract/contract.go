@@ -6,8 +6,10 @@
 //
 // The harness starts the client as `/bin/sh -c 'CMD URL'` once or several
 // times per scenario, always with the same state directory, and kills it
-// with SIGKILL for a page refresh or interrupts it with SIGINT for a user
-// cancel (both sent to its process group).
+// with SIGKILL for a page refresh (sent to its process group and whatever
+// it started) or interrupts it with SIGINT for a user cancel (sent to the
+// client process only, the command the shell runs: what it started does
+// not get it, and must be ended by the client's own handling).
 package contract
 
 import (

@@ -476,3 +476,22 @@ func TestClientChoosesItsRevision(t *testing.T) {
 		}
 	}
 }
+
+// TestClientCancelReachesTheClientOnly: the user's cancel is a SIGINT to
+// the client process, not its process group: a bridge that ignores it
+// fails CLI-CANCEL-WAIT though its child would have ended with a group
+// signal, and the reference client, which ends the wait itself, passes.
+func TestClientCancelReachesTheClientOnly(t *testing.T) {
+	t.Parallel()
+	c := runClientChecks(t, brokenClient(t, "bridge-ignores-cancel"), "CLI-CANCEL-WAIT")["CLI-CANCEL-WAIT"]
+	if c.Verdict != report.Fail || !strings.HasPrefix(c.Message, "the client was still waiting") {
+		t.Errorf("CLI-CANCEL-WAIT against a bridge that ignores the cancel: %s %q, want a failure", c.Verdict, c.Message)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := runClientChecks(t, shellQuote(exe)+" client reference", "CLI-CANCEL-WAIT")["CLI-CANCEL-WAIT"]; c.Verdict != report.Pass {
+		t.Errorf("CLI-CANCEL-WAIT against the reference client: %s %q", c.Verdict, c.Message)
+	}
+}

@@ -320,10 +320,12 @@ func (cr *clientRun) kill() {
 	cr.e.setRun(0)
 }
 
-// interrupt is the user's Ctrl-C: SIGINT to the client's process group.
+// interrupt is the user's Ctrl-C: SIGINT to the client process only, not
+// its process group, so that what ends the run is the client's own
+// handling of it, not the signal killing every process it started.
 func (cr *clientRun) interrupt() time.Time {
-	cr.e.Logf("!! the user cancels: SIGINT to run %d", cr.n)
-	cr.tree.Signal(syscall.SIGINT)
+	pids := cr.signalClient(syscall.SIGINT)
+	cr.e.Logf("!! the user cancels: SIGINT to run %d (pid %v)", cr.n, pids)
 	return time.Now()
 }
 
