@@ -23,7 +23,7 @@ var updateScreenshots = flag.Bool("update-screenshots", false, "write the HTML r
 // checks, and the page of a run of REDIRECT-ORPHANED alone, which fails,
 // with its timeline; and the same check passing on the embedded reference,
 // where the call's notifications keep its colour on the new GET stream.
-// With -update-screenshots the pictures go to docs/, where README shows
+// With -update-screenshots the pictures go to docs/, where docs/reports.md shows
 // them. Skipped without Chromium.
 func TestHTMLScreenshots(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {

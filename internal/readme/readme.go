@@ -1,4 +1,4 @@
-// Package readme keeps generated blocks of README.md in step with the code:
+// Package readme keeps generated blocks of the documentation in step with the code:
 // a block sits between a begin and an end marker, tests compare it with
 // what the code makes, and -update rewrites it.
 package readme
