@@ -495,3 +495,26 @@ func TestClientCancelReachesTheClientOnly(t *testing.T) {
 		t.Errorf("CLI-CANCEL-WAIT against the reference client: %s %q", c.Verdict, c.Message)
 	}
 }
+
+// TestClientExtensionsSaySo: a check that rests on this project's
+// resilience extensions (the recovery hint, data.resume, the allow-list
+// of session-expired errors) says so when it fails, and a client that
+// does what the specification requires on a 404 is told it did.
+func TestClientExtensionsSaySo(t *testing.T) {
+	t.Parallel()
+	const ext = "this project's resilience extension, not the MCP specification"
+	for _, tc := range []struct{ fixture, id, also string }{
+		{"ignores-new-session-id", "CLI-RESTART-HINT", "Starting a new session on a 404 is what the MCP specification requires"},
+		{"drops-resume-hint", "CLI-ENVELOPE", "data.resume"},
+		{"retries-any-error", "CLI-RETRY-ONCE", "allow-list"},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			t.Parallel()
+			c := runClientChecks(t, brokenClient(t, tc.fixture), tc.id)[tc.id]
+			first := strings.SplitN(c.Message, "\n", 2)[0]
+			if c.Verdict != report.Fail || !strings.Contains(first, ext) || !strings.Contains(first, tc.also) {
+				t.Errorf("%s against %s: %s %q; want a failure whose first line says %q and %q", tc.id, tc.fixture, c.Verdict, c.Message, ext, tc.also)
+			}
+		})
+	}
+}
