@@ -39,7 +39,7 @@ func (e *env) waitNote() string {
 	if b == nil {
 		return ""
 	}
-	return fmt.Sprintf(" (twice the %v an undisturbed call took, plus two quiet windows)", b.Took.Round(time.Millisecond))
+	return fmt.Sprintf(" (twice the %v an undisturbed call took, plus two quiet windows and %v for a busy machine)", b.Took.Round(time.Millisecond), busySlack)
 }
 
 // noResponse is the baseline's shortfall when the undisturbed call got
