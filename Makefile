@@ -93,9 +93,18 @@ conform-thirdparty: build
 	for i in fixtures/thirdparty/*/install.sh; do $$i >/dev/null || exit 1; done
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
 	$(GO) build -o bin/mcpgo-peer ./fixtures/thirdparty/mcpgo
-	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer fixtures/thirdparty/run.sh $(BIN)
-	fixtures/thirdparty/replicas.sh $(BIN)
-	fixtures/thirdparty/clients/run.sh $(BIN)
+	@# Every step runs, so every report is written; any failure fails the target.
+	status=0; \
+	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer fixtures/thirdparty/run.sh $(BIN) || status=1; \
+	fixtures/thirdparty/replicas.sh $(BIN) || status=1; \
+	fixtures/thirdparty/clients/run.sh $(BIN) || status=1; \
+	exit $$status
+
+.PHONY: landscape
+## landscape: make conform-thirdparty, then docs/landscape.md from its reports (written even when a baseline deviates)
+landscape:
+	status=0; $(MAKE) conform-thirdparty || status=$$?; \
+	$(GO) run ./fixtures/thirdparty/landscape -o docs/landscape.md && exit $$status
 
 # Refresh storms (mcp-conform storm): the reference server, the stock Go
 # SDK server and, with Node.js, the TypeScript SDK example, side by side at
