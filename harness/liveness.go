@@ -20,10 +20,15 @@ import (
 // connection of its own; after several pings in a row got no answer at
 // all, it ends the run's checks at once, inconclusive, with that fact as
 // their message (kit.Unobservable).
+//
+// The probes are generous on purpose: a target slowed by a busy machine
+// (the harness's own load among it) must never be taken for a dead one,
+// so it takes four silent probes of 5 s each, about 20-30 s, before the
+// run ends; a hung target still costs that instead of every deadline.
 const (
 	probeEvery     = 2 * time.Second
-	probeTimeout   = 2 * time.Second
-	probesToGiveUp = 3
+	probeTimeout   = 5 * time.Second
+	probesToGiveUp = 4
 )
 
 // liveness is the watcher of one server run.
@@ -42,8 +47,27 @@ type liveness struct {
 	down int
 }
 
-func newLiveness(url, version string, header http.Header) *liveness {
-	return &liveness{url: url, version: version, header: header, every: probeEvery, timeout: probeTimeout, failures: probesToGiveUp}
+// LivenessProbes are the liveness watcher's timings: a probe every Every,
+// each given Timeout, and Misses silent probes in a row end the run.
+// Zero fields take the defaults (probeEvery, probeTimeout,
+// probesToGiveUp).
+type LivenessProbes struct {
+	Every, Timeout time.Duration
+	Misses         int
+}
+
+func newLiveness(url, version string, header http.Header, p LivenessProbes) *liveness {
+	l := &liveness{url: url, version: version, header: header, every: probeEvery, timeout: probeTimeout, failures: probesToGiveUp}
+	if p.Every > 0 {
+		l.every = p.Every
+	}
+	if p.Timeout > 0 {
+		l.timeout = p.Timeout
+	}
+	if p.Misses > 0 {
+		l.failures = p.Misses
+	}
+	return l
 }
 
 // watch probes until ctx ends; when the target stopped answering, it

@@ -42,7 +42,9 @@ func TestHungTargetEndsTheRun(t *testing.T) {
 	defer close(release)
 
 	began := time.Now()
-	run, err := Run(context.Background(), Options{URL: srv.URL, SuggestProfile: ""}, io.Discard, io.Discard)
+	// Shorter probes than the defaults (4 x 5 s), so the test takes seconds.
+	probes := LivenessProbes{Every: time.Second, Timeout: 2 * time.Second, Misses: 3}
+	run, err := Run(context.Background(), Options{URL: srv.URL, SuggestProfile: "", Liveness: probes}, io.Discard, io.Discard)
 	took := time.Since(began)
 	t.Logf("the run took %v", took.Round(100*time.Millisecond))
 	if took > 15*time.Second {

@@ -72,6 +72,9 @@ type Options struct {
 	// (scheme, host and port); without it a redirect is a setup error. A
 	// redirect to another origin is never followed.
 	FollowRedirects bool
+	// Liveness tunes the watcher that ends the run when the target stops
+	// answering; its zero value is the defaults (see probeEvery).
+	Liveness LivenessProbes
 }
 
 // SetupError is a problem with the options or the target that prevents a
@@ -135,7 +138,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	}
 	tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs,
 		FollowRedirects: o.FollowRedirects}
-	live := newLiveness(o.URL, pr.version, cfg.RequestHeader())
+	live := newLiveness(o.URL, pr.version, cfg.RequestHeader(), o.Liveness)
 	if managed != nil {
 		tc.Restart = managed.Restart
 		if k, ok := managed.(interface{ Kill(context.Context) error }); ok {
