@@ -382,7 +382,9 @@ func TestClientHangIsBounded(t *testing.T) {
 		}
 		waited, err1 := time.ParseDuration(m[1])
 		budget, err2 := time.ParseDuration(m[2])
-		if err1 != nil || err2 != nil || waited < budget || waited > budget+3*time.Second {
+		// The budget runs from the run's start; a wait for a line began
+		// a little later.
+		if err1 != nil || err2 != nil || waited < budget-time.Second || waited > budget+3*time.Second {
 			t.Errorf("%s waited %s; the run's budget is %s", c.ID, m[1], m[2])
 		}
 		longest = max(longest, budget)
@@ -516,5 +518,31 @@ func TestClientExtensionsSaySo(t *testing.T) {
 				t.Errorf("%s against %s: %s %q; want a failure whose first line says %q and %q", tc.id, tc.fixture, c.Verdict, c.Message, ext, tc.also)
 			}
 		})
+	}
+}
+
+// TestClientMessagesNameTheCause: against the Go SDK's client, which gives
+// up at every 404, the checks it fails by ending with an error each say
+// what the client had to do, on one line, and quote the client's own
+// error on the next, with no assertion dump.
+func TestClientMessagesNameTheCause(t *testing.T) {
+	t.Parallel()
+	adapter := filepath.Join(t.TempDir(), "gosdk-client")
+	if out, err := exec.Command("go", "build", "-o", adapter, "../../fixtures/thirdparty/clients/gosdk").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ids := []string{"CLI-404-REINIT", "CLI-ENVELOPE", "CLI-RETRY-ONCE", "CLI-RESTART-HINT", "CLI-STATUS"}
+	got := runClientChecks(t, adapter, ids...)
+	firsts := map[string]string{}
+	for _, id := range ids {
+		c := got[id]
+		lines := strings.Split(c.Message, "\n")
+		if c.Verdict != report.Fail || len(lines) != 2 || !strings.Contains(lines[0], "ended with exit status 1: ") || !strings.HasPrefix(lines[1], "(the client's error: ") {
+			t.Errorf("%s: %s %q; want what the client had to do, then its error", id, c.Verdict, c.Message)
+		}
+		if other, ok := firsts[lines[0]]; ok {
+			t.Errorf("%s and %s fail with the same message %q", other, id, lines[0])
+		}
+		firsts[lines[0]] = id
 	}
 }

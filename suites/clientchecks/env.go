@@ -207,12 +207,26 @@ func callRun(tool string, args any) contract.Run {
 // action is a run of an action without a tool.
 func actionRun(a contract.Action) contract.Run { return contract.Run{Action: a} }
 
-// run starts a run and waits for it to succeed.
-func (e *clientEnv) run(ctx context.Context, r contract.Run) *clientRun {
+// run starts a run and waits for it to succeed; expect, if given, says
+// what the client must do for that (see clientRun.finish).
+func (e *clientEnv) run(ctx context.Context, r contract.Run, expect ...string) *clientRun {
 	e.Helper()
 	cr := e.start(r)
-	cr.finish(ctx)
+	cr.finish(ctx, strings.Join(expect, "; "))
 	return cr
+}
+
+// expectCount fails unless xs holds want requests; the message lists them.
+func (e *clientEnv) expectCount(xs []exchange, want int, format string, args ...any) {
+	e.Helper()
+	if len(xs) == want {
+		return
+	}
+	var seen []string
+	for _, x := range xs {
+		seen = append(seen, fmt.Sprintf("#%d %s %s", x.N, x.Method, x.RPC.Method))
+	}
+	e.Failf("%s: %d, want %d %v", fmt.Sprintf(format, args...), len(xs), want, seen)
 }
 
 // exchanges returns the requests of run n (every run with n 0).
@@ -265,7 +279,7 @@ func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what strin
 		select {
 		case <-cr.done:
 			cr.declined()
-			e.Failf("run %d (%s) ended (%s) before the server saw %s", cr.n, cr.action, cr.exitText(), what)
+			e.Failf("run %d (%s) ended (%s) before the server saw %s%s", cr.n, cr.action, cr.exitText(), what, cr.clientError())
 		case <-ctx.Done():
 			cr.overdue(fmt.Sprintf("waited %v for the server to see %s during run %d, in vain", since(began), what, cr.n), "the client never sent it", true)
 		case <-tick.C:

@@ -58,7 +58,7 @@ func expectRetried(e *clientEnv, n int) (failed, retry exchange) {
 	if len(calls) == 1 && slices.ContainsFunc(after(e.exchanges(n), calls[0].At), exchange.isFreshInit) {
 		e.Failf("run %d started a new session after its call failed (#%d), as the MCP specification requires on a 404, but did not retry the call; retrying a failed call once is %s", n, calls[0].N, extension)
 	}
-	e.Expect(calls).To(HaveLen(2), "run %d: the failed call must be retried exactly once (retrying is %s)", n, extension)
+	e.expectCount(calls, 2, "run %d: the failed call must be retried exactly once (retrying is %s); its tools/call", n, extension)
 	failed, retry = calls[0], calls[1]
 	e.Expect(retry.SessionID).NotTo(Equal(failed.SessionID), "#%d: the retry must go to a new session, not the failed one", retry.N)
 	made := false
@@ -104,7 +104,8 @@ func expiryChecks() []def {
 	return []def{
 		{id: "CLI-404-REINIT", opts: serverOpts{plain: true}, runs: 2, body: func(ctx context.Context, e *clientEnv) {
 			e.expireFirstCall()
-			a := e.run(ctx, callRun("echo", map[string]any{"text": "retried"}))
+			a := e.run(ctx, callRun("echo", map[string]any{"text": "retried"}),
+				"on the plain 404 for its session the client must start a new session, as the MCP specification requires, and retry the call there once ("+extension+")")
 			e.Expect(resultText(a.result().Result)).To(Equal("retried"))
 			failed, retry := expectRetried(e, a.n)
 			e.Expect(failed.Status).To(Equal(http.StatusNotFound), "#%d", failed.N)
@@ -115,8 +116,8 @@ func expiryChecks() []def {
 				return false
 			})
 			b := e.start(callRun("echo", map[string]any{"text": "expires twice"}))
-			b.fails(ctx)
-			e.Expect(e.toolCalls(b.n)).To(HaveLen(2), "after the retry also got 404 the client must stop: one retry, no loop (%s)", extension)
+			b.fails(ctx, "the 404 of the retry")
+			e.expectCount(e.toolCalls(b.n), 2, "after the retry also got 404 the client must stop: one retry, no loop (%s); its tools/call", extension)
 		}},
 
 		{id: "CLI-ENVELOPE", opts: serverOpts{}, runs: 4 /* job_start, then job_get; twice */, body: func(ctx context.Context, e *clientEnv) {
@@ -129,7 +130,7 @@ func expiryChecks() []def {
 			lines, _, _ := done.snapshot()
 			baseline := countReconnected(lines)
 			e.expireFirstCall()
-			c := e.run(ctx, job)
+			c := e.run(ctx, job, "on the 404 with the -32003 envelope the client must start a new session, as the MCP specification requires on a 404, and re-issue job_start with its resume token (data.resume, "+extension+")")
 			failed, retry := expectRetried(e, c.n)
 			e.Expect(failed.Status).To(Equal(http.StatusNotFound), "#%d", failed.N)
 			e.Expect(failed.errorCode()).To(Equal(wire.CodeSessionExpired), "#%d: the server sent the -32003 envelope", failed.N)
@@ -156,7 +157,8 @@ func expiryChecks() []def {
 					e.srv.rpcError(x, w, -32000, m)
 					return true
 				})
-				r := e.run(ctx, callRun("echo", map[string]any{"text": m}))
+				r := e.run(ctx, callRun("echo", map[string]any{"text": m}),
+					fmt.Sprintf("after the JSON-RPC error %q, on the allow-list of session-expired errors, the client must start a new session and retry the call there once (%s)", m, extension))
 				e.Expect(resultText(r.result().Result)).To(Equal(m), "after the error %q the call must be retried and succeed (the allow-list of session-expired errors is %s)", m, extension)
 				expectRetried(e, r.n)
 			}
@@ -173,24 +175,24 @@ func expiryChecks() []def {
 				r.declined()
 				// The retry is the cause; the exit status that follows from it is not.
 				calls := e.toolCalls(r.n)
-				e.Expect(calls).To(HaveLen(1), "the error %q is not on the allow-list of session-expired errors (%s): no retry", m, extension)
+				e.expectCount(calls, 1, "the error %q is not on the allow-list of session-expired errors (%s): no retry; its tools/call", m, extension)
 				expectNoReconnect(e, r.n, calls[0].At, fmt.Sprintf("the error %q", m))
-				r.fails(ctx)
+				r.fails(ctx, fmt.Sprintf("the JSON-RPC error %q", m))
 			}
 			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
 				e.srv.rpcError(x, w, -32000, "Session expired")
 				return true
 			})
 			r := e.start(callRun("echo", map[string]any{"text": "fails twice"}))
-			r.fails(ctx)
-			e.Expect(e.toolCalls(r.n)).To(HaveLen(2), "a failed retry must surface its error: one retry, no loop (%s)", extension)
+			r.fails(ctx, "the retry's error")
+			e.expectCount(e.toolCalls(r.n), 2, "a failed retry must surface its error: one retry, no loop (%s); its tools/call", extension)
 			// The user's cancel of a call in progress is never retried.
 			e.srv.setHook(nil)
 			c := e.start(callRun("long_operation", map[string]any{"steps": cancelledSteps, "interval_ms": longStep.Milliseconds()}))
 			e.waitCallUnderway(ctx, c)
 			at := c.interrupt()
 			c.wait(ctx)
-			e.Expect(e.toolCalls(c.n)).To(HaveLen(1), "a cancel must never cause a retry")
+			e.expectCount(e.toolCalls(c.n), 1, "a cancel must never cause a retry; its tools/call")
 			expectNoReconnect(e, c.n, at, "a cancel")
 		}},
 
@@ -237,7 +239,8 @@ func expiryChecks() []def {
 			old := e.sessionOf(a.n)
 			e.Expect(e.srv.restart()).To(Succeed())
 			// A restarted client meets the restarted server.
-			b := e.run(ctx, callRun("echo", map[string]any{"text": "two"}))
+			b := e.run(ctx, callRun("echo", map[string]any{"text": "two"}),
+				"the server restarted: on the 404 for the stored session, which names a new one, the client must call there (the recovery hint, "+extension+"), or start a new session as the MCP specification requires")
 			e.Expect(resultText(b.result().Result)).To(Equal("two"))
 			for _, x := range e.exchanges(b.n) {
 				if x.SessionID == old && x.Status == http.StatusNotFound && x.RespSessionID != "" {
@@ -255,10 +258,11 @@ func expiryChecks() []def {
 				}
 				return false
 			})
-			c := e.run(ctx, callRun("echo", map[string]any{"text": "three"}))
+			c := e.run(ctx, callRun("echo", map[string]any{"text": "three"}),
+				"the server restarted under the call: on the 404 naming a new session the client must retry the call there (the recovery hint, "+extension+")")
 			e.Expect(resultText(c.result().Result)).To(Equal("three"))
 			calls := e.toolCalls(c.n)
-			e.Expect(calls).To(HaveLen(2), "the call must be retried once on the session the server named (the recovery hint, %s)", extension)
+			e.expectCount(calls, 2, "the call must be retried once on the session the server named (the recovery hint, %s); its tools/call", extension)
 			e.Expect(calls[0].Status).To(Equal(http.StatusNotFound), "#%d", calls[0].N)
 			e.Expect(calls[0].RespSessionID).NotTo(BeEmpty(), "#%d: the 404 carries no recovery hint", calls[0].N)
 			expectAdopted(e, c, calls[0])
@@ -309,7 +313,8 @@ func statusChecks() []def {
 	return []def{
 		{id: "CLI-STATUS", opts: serverOpts{}, runs: 2, body: func(ctx context.Context, e *clientEnv) {
 			e.expireFirstCall()
-			a := e.run(ctx, callRun("echo", map[string]any{"text": "status"}))
+			a := e.run(ctx, callRun("echo", map[string]any{"text": "status"}),
+				"the session expires at the call: the client must reconnect (a new session, as the MCP specification requires on a 404) and retry, so that its status lines go reconnecting, then connected with reconnected (this project's client contract)")
 			b := e.run(ctx, actionRun(contract.ActionDisconnect))
 			la, _, _ := a.snapshot()
 			lb, _, _ := b.snapshot()

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	. "github.com/onsi/gomega"
-
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/linesplit"
 	"github.com/mcp-conform/mcp-conform/internal/proctree"
@@ -49,6 +47,8 @@ type clientRun struct {
 	done    chan struct{}
 	// lastOutput is when the run last printed a line (stdout or stderr).
 	lastOutput time.Time
+	// lastStderr is the last line it printed on stderr.
+	lastStderr string
 	// peak is the most client processes that ran at once during the run
 	// (Client.liveMu).
 	peak int
@@ -105,6 +105,9 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	errw := cr.splitter("stderr", func(s string) {
 		cr.mu.Lock()
 		cr.lastOutput = time.Now()
+		if strings.TrimSpace(s) != "" {
+			cr.lastStderr = s
+		}
 		cr.mu.Unlock()
 		cr.mark(report.KindRunOutput, "run %d stderr: %s", cr.n, kit.Clip(s, 600))
 	})
@@ -221,7 +224,7 @@ func (cr *clientRun) waitLine(ctx context.Context, what string, match func(outLi
 		}
 		if exited {
 			cr.declined()
-			cr.e.Failf("run %d (%s) ended (%s) before printing %s", cr.n, cr.action, cr.exitText(), what)
+			cr.e.Failf("run %d (%s) ended (%s) before printing %s%s", cr.n, cr.action, cr.exitText(), what, cr.clientError())
 		}
 		waiting := func() string {
 			return fmt.Sprintf("run %d (%s): waited %v for %s, in vain", cr.n, cr.action, since(began), what)
@@ -294,21 +297,60 @@ func (cr *clientRun) declined() {
 	}
 }
 
-// finish waits for the run and expects it to succeed.
-func (cr *clientRun) finish(ctx context.Context) []outLine {
+// finish waits for the run and expects it to succeed; expect says what
+// the client had to do for that ("" for a run the scripted server does
+// nothing to), and a failure quotes the client's own error.
+func (cr *clientRun) finish(ctx context.Context, expect string) []outLine {
 	cr.e.Helper()
 	lines := cr.wait(ctx)
 	cr.declined()
-	cr.e.Expect(cr.code).To(Equal(0), "run %d (%s) %s; it must succeed", cr.n, cr.action, cr.exitText())
+	if cr.code != 0 {
+		if expect == "" {
+			expect = succeed[cr.action]
+		}
+		cr.e.Failf("run %d (%s) ended with %s: %s%s", cr.n, cr.action, cr.exitText(), expect, cr.clientError())
+	}
 	return lines
 }
 
-// fails waits for the run and expects it to end with a failure it reports.
-func (cr *clientRun) fails(ctx context.Context) []outLine {
+// succeed is what a run the scripted server does nothing to must do.
+var succeed = map[contract.Action]string{
+	contract.ActionCall:       "the call must succeed",
+	contract.ActionList:       "listing the tools must succeed",
+	contract.ActionResume:     "the resumed call must succeed",
+	contract.ActionDisconnect: "the disconnect must succeed",
+	contract.ActionShow:       "show must print what is stored and exit 0",
+	contract.ActionTaskCall:   "the task must run to its result",
+	contract.ActionTaskResume: "the task must be polled to its result",
+}
+
+// clientError is the client's own account of its failure, for a message:
+// its last error line, else its last stderr line, on one line.
+func (cr *clientRun) clientError() string {
+	text := ""
+	for _, l := range cr.ofType(contract.LineError) {
+		text = l.Error
+	}
+	cr.mu.Lock()
+	if text == "" {
+		text = cr.lastStderr
+	}
+	cr.mu.Unlock()
+	if text = strings.Join(strings.Fields(text), " "); text == "" {
+		return ""
+	}
+	return "\n(the client's error: " + kit.Clip(text, 300) + ")"
+}
+
+// fails waits for the run and expects it to end with a failure it
+// reports; why says which failure.
+func (cr *clientRun) fails(ctx context.Context, why string) []outLine {
 	cr.e.Helper()
 	lines := cr.wait(ctx)
 	cr.declined()
-	cr.e.Expect(cr.code).NotTo(Equal(0), "run %d (%s) exit status 0; the error must be surfaced, not swallowed", cr.n, cr.action)
+	if cr.code == 0 {
+		cr.e.Failf("run %d (%s) ended with exit status 0: %s must be surfaced as a failure, not swallowed", cr.n, cr.action, why)
+	}
 	return lines
 }
 

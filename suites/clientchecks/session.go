@@ -31,7 +31,7 @@ func sessionChecks() []def {
 			b.kill()
 			sid := e.sessionOf(b.n)
 			c := e.run(ctx, actionRun(contract.ActionShow))
-			e.Expect(e.exchanges(c.n)).To(BeEmpty(), "show must not contact the server")
+			e.expectCount(e.exchanges(c.n), 0, "show must not contact the server; its requests")
 			st := c.stored()
 			e.Expect(st.SessionID).To(Equal(sid), "stored session id: the session of the killed run")
 			e.Expect(st.ServerURL).To(Equal(e.srv.url), "stored server URL")
@@ -66,7 +66,7 @@ func sessionChecks() []def {
 			e.Expect(deleted).To(BeTrue(), "the disconnect must end session %s on the server (DELETE)", sid)
 			d := e.run(ctx, actionRun(contract.ActionShow))
 			e.Expect(d.stored().SessionID).To(BeEmpty(), "after the user's disconnect no session id may be stored")
-			f := e.run(ctx, callRun("echo", map[string]any{"text": "after the disconnect"}))
+			f := e.run(ctx, callRun("echo", map[string]any{"text": "after the disconnect"}), "after the user's disconnect the call must succeed on a new session")
 			for _, x := range e.exchanges(f.n) {
 				e.Expect(x.SessionID).NotTo(Equal(sid), "#%d: the disconnected session was presented again", x.N)
 			}
@@ -88,9 +88,10 @@ func sessionChecks() []def {
 			}
 			e.Expect(version).NotTo(BeEmpty(), "no InitializeResult for session %s", sid)
 			// The restarted client gets no token: it must use the stored one.
-			b := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 200}))
+			b := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 200}),
+				"the restarted client, given no token, must rejoin its stored session with the stored token and call there")
 			xs := e.exchanges(b.n)
-			e.Expect(xs).NotTo(BeEmpty())
+			e.Expect(xs).NotTo(BeEmpty(), "run %d sent nothing", b.n)
 			e.Expect(xs[0].SessionID).To(Equal(sid), "the restarted client's first request must carry the stored session id")
 			opened := false
 			for _, x := range xs {
@@ -103,7 +104,7 @@ func sessionChecks() []def {
 				opened = opened || (x.Method == http.MethodGet && x.opened())
 			}
 			e.Expect(opened).To(BeTrue(), "the rejoined client opened no GET stream")
-			c := e.run(ctx, actionRun(contract.ActionList))
+			c := e.run(ctx, actionRun(contract.ActionList), "the restarted client must list the tools of its stored session")
 			var served []string
 			for _, x := range e.exchanges(c.n) {
 				e.Expect(x.SessionID).To(Equal(sid), "#%d: every request goes to the stored session", x.N)
@@ -112,7 +113,9 @@ func sessionChecks() []def {
 				}
 			}
 			tools := c.ofType(contract.LineTools)
-			e.Expect(tools).To(HaveLen(1), "list prints one tools line")
+			if len(tools) != 1 {
+				e.Failf("run %d (list) printed %d tools lines, want 1", c.n, len(tools))
+			}
 			var listed []string
 			for _, t := range tools[0].Tools {
 				listed = append(listed, t.Name)
@@ -125,7 +128,8 @@ func sessionChecks() []def {
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "before the restart"}))
 			old := e.sessionOf(a.n)
 			e.Expect(e.srv.restart()).To(Succeed())
-			b := e.run(ctx, callRun("echo", map[string]any{"text": "after the restart"}))
+			b := e.run(ctx, callRun("echo", map[string]any{"text": "after the restart"}),
+				"the server restarted and lost the stored session: on its 404 the client must start a fresh session (the MCP specification) and call there")
 			e.expectPresented(b.n, old, "the restart")
 			e.Expect(resultText(b.result().Result)).To(Equal("after the restart"))
 			expectFresh(e, b.n, old)
@@ -142,7 +146,8 @@ func sessionChecks() []def {
 				e.srv.refuse(x, w)
 				return true
 			})
-			d := e.run(ctx, callRun("echo", map[string]any{"text": "after a refusal"}))
+			d := e.run(ctx, callRun("echo", map[string]any{"text": "after a refusal"}),
+				"the server refused the stored session (400): the client must start a fresh session and call there")
 			e.expectPresented(d.n, refused, "the server's refusal")
 			e.Expect(resultText(d.result().Result)).To(Equal("after a refusal"))
 			expectFresh(e, d.n, refused)

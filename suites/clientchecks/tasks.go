@@ -121,7 +121,7 @@ func (e *clientEnv) killedTask(ctx context.Context, polls int) (*clientRun, stri
 		e.expectSessionless(a.n)
 	}
 	calls := e.taskCalls(a.n)
-	e.Expect(calls).To(HaveLen(1), "run %d sent %d task-augmented tools/call, want one", a.n, len(calls))
+	e.expectCount(calls, 1, "run %d's task-augmented tools/call", a.n)
 	id := calls[0].createdTask()
 	e.Expect(id).NotTo(BeEmpty(), "the server's CreateTaskResult")
 	e.Expect(l.TaskID).To(Equal(id), "the task line names the task the server created")
@@ -170,9 +170,7 @@ func taskChecks() []def {
 		{id: "CLI-TASK-PERSIST", runs: 2, body: func(ctx context.Context, e *clientEnv) {
 			_, id := e.killedTask(ctx, 0)
 			b := e.run(ctx, actionRun(contract.ActionShow))
-			stored := b.ofType(contract.LineStored)
-			e.Expect(stored).To(HaveLen(1), "show prints one stored line")
-			e.Expect(stored[0].TaskID).To(Equal(id), "the stored task id after the kill")
+			e.Expect(b.stored().TaskID).To(Equal(id), "the stored task id after the kill")
 		}},
 
 		{id: "CLI-TASK-POLL-AFTER-KILL", runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
@@ -201,7 +199,7 @@ func taskChecks() []def {
 		{id: "CLI-TASK-NO-RECREATE", runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
 			_, id := e.killedTask(ctx, 0)
 			b := e.run(ctx, taskRun(contract.ActionTaskCall))
-			e.Expect(e.taskCalls(b.n)).To(BeEmpty(), "asked for the same call again, the client created another task instead of polling task %s", id)
+			e.expectCount(e.taskCalls(b.n), 0, "asked for the same call again, the client created another task instead of polling task %s; its task-augmented tools/call", id)
 			e.expectPolls(b.n, id)
 			e.Expect(resultText(b.result().Result)).To(Equal(done), "the task's result")
 		}},
