@@ -11,6 +11,10 @@ const (
 	KeyRecoveryHint Key = "recovery_hint"
 	KeyResumable    Key = "tools.resumable"
 	KeyTask         Key = "tools.task"
+	// The sessionless revision (2026-07-28).
+	KeyStepping  Key = "tools.stepping"
+	KeyListen    Key = "listen"
+	KeyKeepAlive Key = "timings.keep_alive"
 )
 
 const (
@@ -27,6 +31,14 @@ const (
 	resilience       = "docs/resilience.md#"
 	specTasks        = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks"
 	specExtTasks     = "https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md"
+	// The sessionless revision.
+	spec26HTTP    = "https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http"
+	spec26Listen  = "https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions"
+	spec26Errors  = "https://modelcontextprotocol.io/specification/2026-07-28/basic#error-responses"
+	sep2575       = "https://modelcontextprotocol.io/seps/2575-stateless-mcp"
+	sep2663       = "https://modelcontextprotocol.io/seps/2663-tasks-extension"
+	spec26Legacy  = spec26HTTP + "#earlier-streamable-http-revisions"
+	spec26Version = spec26HTTP + "#protocol-version-header"
 )
 
 var entries = []Entry{

@@ -37,6 +37,17 @@ func ReferenceProfile() *target.Config {
 				Tool:     target.Tool{Name: "long_operation", Arguments: map[string]any{"steps": 5, "interval_ms": 200}},
 				Duration: target.Duration(time.Second),
 			},
+			Stepping: &target.SteppingTool{
+				Tool:     target.Tool{Name: "tally_steps", Arguments: map[string]any{"tally": target.Key, "steps": 40, "interval_ms": 50}},
+				Read:     target.Tool{Name: "tally_get", Arguments: map[string]any{"tally": target.Key}},
+				Steps:    40,
+				Interval: target.Duration(50 * time.Millisecond),
+			},
+		},
+		Listen: &target.Listen{
+			Notifications: map[string]any{"resourceSubscriptions": []any{"tally://" + target.Key}},
+			Trigger:       target.Tool{Name: "tally_steps", Arguments: map[string]any{"tally": target.Key, "steps": 1, "interval_ms": 0}},
+			Method:        "notifications/resources/updated",
 		},
 		Timings: target.Timings{
 			IdleThreshold:        target.Duration(c.IdleThreshold),
@@ -45,6 +56,7 @@ func ReferenceProfile() *target.Config {
 			EventMaxAge:          target.Duration(c.EventMaxAge),
 			EventCleanupInterval: target.Duration(c.EventCleanupInterval),
 			WriteTimeout:         target.Duration(writeTimeout),
+			KeepAlive:            target.Duration(c.SSEKeepAlive),
 		},
 		Principals:   []target.Principal{{Name: "alice", Token: "alice-token"}, {Name: "bob", Token: "bob-token"}},
 		Origins:      target.Origins{Allowed: "http://localhost:3000", Disallowed: "https://evil.example"},

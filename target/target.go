@@ -32,6 +32,8 @@ type Config struct {
 	RecoveryHint bool `json:"recovery_hint,omitempty"`
 	// Headers are sent on every request (for example a fixed API key).
 	Headers map[string]string `json:"headers,omitempty"`
+	// Listen declares subscriptions/listen (2026-07-28).
+	Listen *Listen `json:"listen,omitempty"`
 }
 
 // Tools names the tools checks call.
@@ -47,7 +49,41 @@ type Tools struct {
 	// utility of 2025-11-25; its execution.taskSupport is optional or
 	// required).
 	Task *TaskTool `json:"task,omitempty"`
+	// Stepping works in steps that leave a count another call reads
+	// (2026-07-28, where closing a call's stream cancels it).
+	Stepping *SteppingTool `json:"stepping,omitempty"`
 }
+
+// Key is the placeholder a check replaces, in the arguments of
+// tools.stepping and in listen, with a new random value of its own, so
+// that checks running side by side never share a count or a resource.
+const Key = "{key}"
+
+// SteppingTool is a tool that takes Steps steps, one every Interval, each
+// adding one to a count that Read returns (a number in its
+// structuredContent.count or its text). Its arguments and Read's name the
+// count with Key.
+type SteppingTool struct {
+	Tool
+	Read     Tool     `json:"read"`
+	Steps    int      `json:"steps"`
+	Interval Duration `json:"interval"`
+}
+
+// Listen is how a check of the sessionless revision listens for change
+// notifications: the subscriptions/listen filter to send, and a tool
+// whose call makes one notification of Method happen on a stream
+// listening with that filter. Both may contain Key.
+type Listen struct {
+	Notifications map[string]any `json:"notifications"`
+	Trigger       Tool           `json:"trigger"`
+	Method        string         `json:"method"`
+}
+
+// minSteps is the fewest steps a stepping tool may take: a check sees some
+// counted, closes the call's stream, and needs many left to be sure the
+// count stopped.
+const minSteps = 10
 
 // TaskTool is a tool that runs as a task for about Duration: long enough
 // for a check to act while it is still working.
@@ -96,6 +132,9 @@ type Timings struct {
 	// WriteTimeout is how long one write to a client may block before the
 	// target gives up on that stream (its per-write deadline).
 	WriteTimeout Duration `json:"write_timeout,omitempty"`
+	// KeepAlive is the longest a quiet long-lived SSE stream (a
+	// subscriptions/listen stream) goes without a comment line.
+	KeepAlive Duration `json:"keep_alive,omitempty"`
 
 	noGrace bool // grace_period declared as 0s
 }
@@ -254,6 +293,22 @@ func (c *Config) Validate() error {
 			errs = append(errs, errors.New("tools.task.duration must be a positive duration such as 1s (how long one call runs)"))
 		}
 	}
+	if st := c.Tools.Stepping; st != nil {
+		if st.Name == "" || st.Read.Name == "" {
+			errs = append(errs, errors.New("tools.stepping.name and tools.stepping.read.name must be set"))
+		}
+		if st.Steps < minSteps {
+			errs = append(errs, fmt.Errorf("tools.stepping.steps must be at least %d, got %d", minSteps, st.Steps))
+		}
+		if st.Interval <= 0 {
+			errs = append(errs, errors.New("tools.stepping.interval must be a positive duration such as 50ms"))
+		}
+	}
+	if l := c.Listen; l != nil {
+		if l.Notifications == nil || l.Trigger.Name == "" || l.Method == "" {
+			errs = append(errs, errors.New("listen.notifications, listen.trigger.name and listen.method must be set"))
+		}
+	}
 	t := c.Timings
 	set := 0
 	for _, d := range []Duration{t.IdleThreshold, t.GracePeriod, t.ReaperInterval} {
@@ -270,7 +325,7 @@ func (c *Config) Validate() error {
 	if set != 0 && set != 3 {
 		errs = append(errs, errors.New("timings.idle_threshold, grace_period and reaper_interval go together: declare all three or none (grace_period may be 0s)"))
 	}
-	if t.EventMaxAge < 0 || t.EventCleanupInterval < 0 || t.WriteTimeout < 0 {
+	if t.EventMaxAge < 0 || t.EventCleanupInterval < 0 || t.WriteTimeout < 0 || t.KeepAlive < 0 {
 		errs = append(errs, errors.New("timings must not be negative"))
 	}
 	if len(c.Principals) != 0 && len(c.Principals) != 2 {
@@ -314,6 +369,12 @@ func (c *Config) Has(key catalogue.Key) bool {
 		return c.Tools.Resumable != nil
 	case catalogue.KeyTask:
 		return c.Tools.Task != nil
+	case catalogue.KeyStepping:
+		return c.Tools.Stepping != nil
+	case catalogue.KeyListen:
+		return c.Listen != nil
+	case catalogue.KeyKeepAlive:
+		return c.Timings.KeepAlive > 0
 	}
 	return false
 }

@@ -110,3 +110,39 @@ func TestLoad(t *testing.T) {
 		t.Errorf("bad file: %v (want the path in the error)", err)
 	}
 }
+
+// TestSessionlessKeys: tools.stepping, listen and timings.keep_alive are
+// declared, and validated.
+func TestSessionlessKeys(t *testing.T) {
+	y := `
+tools:
+  stepping: {name: tally_steps, arguments: {tally: "{key}", steps: 40}, read: {name: tally_get, arguments: {tally: "{key}"}}, steps: 40, interval: 50ms}
+listen:
+  notifications: {resourceSubscriptions: ["tally://{key}"]}
+  trigger: {name: tally_steps, arguments: {tally: "{key}", steps: 1}}
+  method: notifications/resources/updated
+timings: {keep_alive: 500ms}
+`
+	c, err := Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []catalogue.Key{catalogue.KeyStepping, catalogue.KeyListen, catalogue.KeyKeepAlive} {
+		if !c.Has(k) {
+			t.Errorf("Has(%s) = false", k)
+		}
+	}
+	if c.Tools.Stepping.Read.Name != "tally_get" || c.Listen.Trigger.Arguments["tally"] != Key {
+		t.Errorf("stepping %+v listen %+v", c.Tools.Stepping, c.Listen)
+	}
+	for bad, want := range map[string]string{
+		"tools: {stepping: {name: s, read: {name: r}, steps: 3, interval: 1s}}": "steps must be at least",
+		"tools: {stepping: {name: s, steps: 30, interval: 1s}}":                 "read.name",
+		"listen: {notifications: {}, method: m}":                                "listen.trigger.name",
+		"timings: {keep_alive: -1s}":                                            "must not be negative",
+	} {
+		if _, err := Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one saying %q", bad, err, want)
+		}
+	}
+}

@@ -145,7 +145,11 @@ func TestServerCatchesFixtures(t *testing.T) {
 	t.Parallel()
 	began := time.Now()
 	// The stateless fixtures have a test of their own (below).
-	all := slices.DeleteFunc(fixtures.All(), func(f fixtures.Fixture) bool { return f.Stateless })
+	// Those whose defects show only in 2026-07-28 are left to
+	// TestServerCatchesFixturesModern: here they are the reference.
+	all := slices.DeleteFunc(fixtures.All(), func(f fixtures.Fixture) bool {
+		return f.Stateless || (len(f.Breaks) == 0 && len(f.ModernBreaks) > 0)
+	})
 	order := slices.Clone(all)
 	// Fixtures that break more checks tend to wait out more deadlines.
 	slices.SortStableFunc(order, func(a, b fixtures.Fixture) int { return len(b.Breaks) - len(a.Breaks) })
@@ -375,7 +379,7 @@ func checkBreaks(t *testing.T, f fixtures.Fixture, breaks, blocked []string, r f
 				wrong = append(wrong, fmt.Sprintf("%s is %s (blocked by %v), want blocked=%v: %s", c.ID, c.Verdict, c.BlockedBy, slices.Contains(blocked, c.ID), c.Message))
 			case !broken && c.Verdict == report.Skip && skips:
 			case !broken && c.Verdict == report.Fail && f.ExpiresHeldSessions && strings.HasPrefix(c.Message, serverchecks.SessionLost):
-			case !broken && c.Verdict != report.Pass && !skipsForReplicas(c):
+			case !broken && c.Verdict != report.Pass && !skipsByDesign(c):
 				wrong = append(wrong, fmt.Sprintf("%s is %s, but the fixture does not break it: %s", c.ID, c.Verdict, c.Message))
 			}
 		}
@@ -393,7 +397,7 @@ func expectAllPass(t *testing.T, r *report.Run, side catalogue.Side) []string {
 	var ids []string
 	for _, c := range r.Checks {
 		ids = append(ids, c.ID)
-		if c.Verdict != report.Pass && !skipsForReplicas(c) {
+		if c.Verdict != report.Pass && !skipsByDesign(c) {
 			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Message)
 		}
 	}
@@ -401,6 +405,13 @@ func expectAllPass(t *testing.T, r *report.Run, side catalogue.Side) []string {
 		t.Errorf("checks in report:\n%v\nwant every %s ID:\n%v", sorted(ids), side, want)
 	}
 	return ids
+}
+
+// skipsByDesign reports a check that skips in any run like this one: a
+// replica check without --replica-url, or a check of the sessionless
+// revision in a run of an earlier one.
+func skipsByDesign(c report.Check) bool {
+	return skipsForReplicas(c) || (c.Verdict == report.Skip && c.Message == serverchecks.OnlySessionlessRevision)
 }
 
 func sorted(s []string) []string {
@@ -505,7 +516,7 @@ func TestZeroGracePeriod(t *testing.T) {
 		switch {
 		case skip && (c.Verdict != report.Skip || !strings.Contains(c.Message, "no grace period")):
 			t.Errorf("%s: %s %q, want a skip saying the target declares no grace period", c.ID, c.Verdict, c.Message)
-		case !skip && c.Verdict != report.Pass && !skipsForReplicas(c):
+		case !skip && c.Verdict != report.Pass && !skipsByDesign(c):
 			t.Errorf("%s: %s %q, want pass", c.ID, c.Verdict, c.Message)
 		}
 	}

@@ -49,6 +49,9 @@ type def struct {
 	// (no initialize); other Sessionless checks run there only against a
 	// stateless 2025-11-25 target.
 	modern bool
+	// only: the behaviour exists in the sessionless revision only; the
+	// check skips in a run of an earlier one (modern is set too).
+	only bool
 }
 
 // Checks returns the server checks, in catalogue order, bound to tc.
@@ -73,7 +76,8 @@ func allDefs() []def {
 		sessionChecks(), streamChecks(), jsonrpcChecks(), graceChecks(), recreateChecks(),
 		streamResilienceChecks(), replayChecks(), envelopeChecks(), robustnessChecks(), restartChecks(),
 		replicaChecks(),
-		modernToo(taskChecks()), // their io.modelcontextprotocol/tasks variants
+		append(modernToo(taskChecks()), modernOnly(modernTaskChecks())...), // their io.modelcontextprotocol/tasks variants
+		modernOnly(modernChecks()), modernOnly(listenChecks()),
 	} {
 		defs = append(defs, section...)
 	}
@@ -101,6 +105,8 @@ func Unmet(msg string) bool {
 func (tc *Target) setup(t *kit.T, d def) *env {
 	ent := t.Entry
 	switch {
+	case d.only && !tc.sessionlessRevision():
+		t.Skip(OnlySessionlessRevision)
 	case tc.Sessionless != "" && !ent.Sessionless:
 		t.Skip("not applicable: " + tc.Sessionless)
 	case tc.sessionlessRevision() && !d.modern:

@@ -1,0 +1,196 @@
+package serverchecks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+// unsupportedVersion is a protocol version no server speaks.
+const unsupportedVersion = "2099-01-01"
+
+// modernChecks are the checks of the sessionless revision's HTTP
+// transport (2026-07-28): its errors, the legacy surface and cancellation.
+func modernChecks() []def {
+	return []def{}
+}
+
+// rewriteMeta returns req with its body's _meta protocol version set to v.
+func (e *env) rewriteMeta(req *http.Request, v string) *http.Request {
+	var body map[string]any
+	e.Expect(json.NewDecoder(req.Body).Decode(&body)).To(Succeed())
+	params, _ := body["params"].(map[string]any)
+	meta, _ := params["_meta"].(map[string]any)
+	meta[wire.MetaProtocolVersion] = v
+	out, err := e.C.NewHTTPRequest(req.Context(), http.MethodPost, "", body)
+	e.Expect(err).NotTo(HaveOccurred())
+	for k, vs := range req.Header {
+		out.Header[k] = vs
+	}
+	return out
+}
+
+// harmlessTool is a declared tool that is safe to call with no arguments
+// by mistake (the stepping tool's reader, or the stateful one); "" if
+// none is declared.
+func (e *env) harmlessTool() string {
+	if s := e.Config.Tools.Stepping; s != nil {
+		return s.Read.Name
+	}
+	if s := e.Config.Tools.Stateful; s != nil {
+		return s.Name
+	}
+	return ""
+}
+
+// expect405 sends method with the revision's MCP-Protocol-Version.
+func (e *env) expect405(ctx context.Context, method string) {
+	req, err := e.C.NewHTTPRequest(ctx, method, "", nil)
+	e.Expect(err).NotTo(HaveOccurred())
+	req.Header.Set(wire.HeaderProtocolVersion, e.target.ProtocolVersion)
+	if method == http.MethodGet {
+		req.Header.Set("Accept", wire.MediaTypeSSE)
+	}
+	resp := e.modernDo(req, method)
+	e.Expect(resp.Status).To(Equal(http.StatusMethodNotAllowed), "%s on the MCP endpoint naming protocol %s: HTTP status (%s); the revision has no %s",
+		method, e.target.ProtocolVersion, excerptOf(resp), map[string]string{http.MethodGet: "standalone GET stream", http.MethodDelete: "sessions to delete"}[method])
+	if allow := resp.Header.Get("Allow"); allow == "" {
+		e.Logf("the 405 has no Allow header (RFC 9110 asks for one)")
+	}
+}
+
+// errorIDs sends requests the server must refuse, with ids of several
+// shapes, and expects each error to carry its request's id.
+func (e *env) errorIDs(ctx context.Context) {
+	str := "error-id-" + newKey()
+	type refused struct {
+		what string
+		id   any
+		req  *http.Request
+	}
+	var cases []refused
+	add := func(what string, id any, build func(id any) *http.Request) {
+		cases = append(cases, refused{what, id, build(id)})
+	}
+	add("an unknown method", str, func(id any) *http.Request { return e.modernRequest(ctx, id, "mcp-conform/no-such-method", nil) })
+	add("an unknown method", json.Number("12"), func(id any) *http.Request { return e.modernRequest(ctx, id, "mcp-conform/no-such-method", nil) })
+	add("a header mismatch (Mcp-Method)", str+"-h", func(id any) *http.Request {
+		r := e.modernRequest(ctx, id, "tools/list", nil)
+		r.Header.Set(wire.HeaderMcpMethod, "tools/call")
+		return r
+	})
+	add("an unsupported protocol version", json.Number("7"), func(id any) *http.Request {
+		c := e.client(e.C.URL, e.Config.RequestHeader())
+		c.ProtocolVersion = unsupportedVersion
+		r, err := c.NewModernRequestID(ctx, id, "tools/list", nil, nil)
+		e.Expect(err).NotTo(HaveOccurred())
+		return r
+	})
+	for _, k := range cases {
+		resp := e.modernDo(k.req, k.what)
+		m, err := resp.Result()
+		e.Expect(err).NotTo(HaveOccurred(), "%s: HTTP %d, want a JSON-RPC error response (%s)", k.what, resp.Status, excerptOf(resp))
+		e.Expect(m.Error).NotTo(BeNil(), "%s was answered %s, not an error", k.what, m.Result)
+		sent, _ := json.Marshal(k.id)
+		e.Expect(sameID(string(sent), m.ID)).To(BeTrue(), "the error for %s (request id %s) carries id %s", k.what, sent, orNull(m.ID))
+	}
+}
+
+func orNull(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "none"
+	}
+	return string(raw)
+}
+
+// modernCall is a tools/call of the notifying tool on its own response stream.
+func (e *env) modernCall(ctx context.Context, c *wire.Client, token string) *call {
+	t := e.Config.Tools.Notifying
+	id := "call-" + newKey()
+	req, err := c.NewModernRequestID(ctx, id, "tools/call", wire.ToolParams(t.Name, t.Arguments, token), nil)
+	e.Expect(err).NotTo(HaveOccurred())
+	s, err := c.Open(req)
+	if isStatus(err, http.StatusOK) {
+		e.Skip("the target answered tools/call with a JSON body, not an SSE stream; this check needs the response streamed")
+	}
+	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
+	raw, _ := json.Marshal(id)
+	return &call{token: token, id: string(raw), post: e.collect("POST "+t.Name, s)}
+}
+
+// firstNote waits for k's first notification on its own stream.
+func (e *env) firstNote(k *call) {
+	e.Eventually(func() bool { return len(e.notes(k.post.Messages(), k)) > 0 || k.post.Ended() }).
+		Should(BeTrue(), "the call's first %s", e.Config.Tools.Notifying.Method)
+	e.Expect(e.notes(k.post.Messages(), k)).NotTo(BeEmpty(), "the call's stream ended before its first %s", e.Config.Tools.Notifying.Method)
+}
+
+// related are the messages among msgs that belong to call k: its
+// notifications, its response, request-scoped notifications.
+func (e *env) related(msgs []wire.Message, k *call) []string {
+	var out []string
+	for _, m := range msgs {
+		if e.isNote(m, k) || k.isResponse(m) || m.Method == "notifications/progress" || m.Method == "notifications/message" {
+			what := m.Method
+			if what == "" {
+				what = "the response"
+			}
+			out = append(out, fmt.Sprintf("%s%s %s%s", what, orEmpty(m.ID), m.Params, m.Result))
+		}
+	}
+	return out
+}
+
+func orEmpty(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	return " id " + string(raw)
+}
+
+// lastEventIDIgnored: a POST with Last-Event-ID gets its own answer only.
+func (e *env) lastEventIDIgnored(ctx context.Context) {
+	k := e.modernCall(ctx, e.C, "lei-"+newKey())
+	e.firstNote(k)
+	last := k.post.LastID()
+	if last == "" {
+		last = "0"
+		e.Logf("the call's stream carries no event ids (none are needed in %s); sending Last-Event-ID 0", wire.SessionlessProtocolVersion)
+	}
+	k.post.Close()
+	req := e.modernRequest(ctx, nil, "tools/list", nil)
+	req.Header.Set(wire.HeaderLastEventID, last)
+	resp := e.modernDo(req, "tools/list with Last-Event-ID")
+	e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list carrying Last-Event-ID %s (%s); the header should be ignored", last, excerptOf(resp))
+	msgs, err := resp.Messages()
+	e.Expect(err).NotTo(HaveOccurred(), "tools/list's answer")
+	e.Expect(e.related(msgs, k)).To(BeEmpty(), "tools/list carrying Last-Event-ID %s replayed messages of the earlier call; %s has no resumption", last, wire.SessionlessProtocolVersion)
+	e.Expect(responses(msgs)).To(HaveLen(1), "tools/list's answer holds %d responses", len(responses(msgs)))
+}
+
+// sseUnbuffered looks at the SSE answers a client meets: a call's stream
+// and, if declared, a listen stream.
+func (e *env) sseUnbuffered(ctx context.Context) {
+	type seen struct{ what, value string }
+	var streams []seen
+	if e.Config.Tools.Notifying != nil {
+		k := e.modernCall(ctx, e.C, "buf-"+newKey())
+		streams = append(streams, seen{"the tools/call stream", k.post.s.Resp.Header.Get("X-Accel-Buffering")})
+		k.post.Close()
+	}
+	if e.Config.Listen != nil {
+		l := e.listen(ctx, e.C, "buffering-"+newKey(), newKey())
+		streams = append(streams, seen{"the subscriptions/listen stream", l.s.Resp.Header.Get("X-Accel-Buffering")})
+	}
+	if len(streams) == 0 {
+		e.Skip("needs a response stream: declare tools.notifying or listen in the target profile")
+	}
+	for _, s := range streams {
+		e.Expect(s.value).To(Equal("no"), "X-Accel-Buffering on %s", s.what)
+	}
+}
