@@ -26,8 +26,11 @@ import (
 
 // Common are the settings both modes share.
 type Common struct {
-	// JUnit, JSON and HTML are report paths; empty for none.
-	JUnit, JSON, HTML string
+	// JUnit, JSON, HTML and Markdown are report paths; empty for none.
+	JUnit, JSON, HTML, Markdown string
+	// DocsBase is prepended to the project's own references in the
+	// Markdown report (docs/resilience.md#…); empty leaves them relative.
+	DocsBase string
 	// ExpectedFailures are check IDs allowed to fail (a baseline).
 	ExpectedFailures map[string]bool
 	// Parallel is how many checks run at once (exclusive ones run alone);
@@ -261,7 +264,7 @@ func (c *Common) validate(side catalogue.Side) error {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
-	return checkReportDirs(c.JUnit, c.JSON, c.HTML)
+	return checkReportDirs(c.JUnit, c.JSON, c.HTML, c.Markdown)
 }
 
 func (o *Options) validate() error {
@@ -365,6 +368,10 @@ func (c *Common) writeReports(run *report.Run) error {
 	}
 	if err := write(c.HTML, report.WriteHTML); err != nil {
 		return fmt.Errorf("--html: %w", err)
+	}
+	markdown := func(w io.Writer, r *report.Run) error { return report.WriteMarkdown(w, r, c.DocsBase) }
+	if err := write(c.Markdown, markdown); err != nil {
+		return fmt.Errorf("--markdown: %w", err)
 	}
 	return nil
 }
