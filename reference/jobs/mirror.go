@@ -39,3 +39,22 @@ func (s *Store) mirroredToken(token string) (tokenEntry, bool) {
 	// The mirror keeps a token only for its life: a found one is valid now.
 	return tokenEntry{principal: p, convID: conv, turn: turn, expires: s.clk.Now().Add(time.Minute)}, ok
 }
+
+// Holds reports whether this store holds job jobID, if jobID is set, and
+// resume token token, if token is set: what it answers without the mirror,
+// which may be out of reach.
+func (s *Store) Holds(jobID, token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if jobID != "" {
+		if _, ok := s.lookupLocked(jobID); !ok {
+			return false
+		}
+	}
+	if token != "" {
+		if _, ok := s.tokens[token]; !ok {
+			return false
+		}
+	}
+	return true
+}

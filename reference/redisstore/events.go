@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
+	"github.com/mcp-conform/mcp-conform/reference/store"
 )
 
 // events is the replay store on Redis. Per (session, stream): a hash of
@@ -78,9 +79,10 @@ end
 return ix`)
 
 // KEYS: meta, data. ARGV: index, want_data.
-// Returns {status, events...}: 0 ok, 1 unknown, 2 evicted, 3 future.
+// Returns {status, events...}: 0 ok, 1 unknown, 2 evicted, 3 future, 4 torn.
 var afterScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return {1} end
+if redis.call('HEXISTS', KEYS[1], 'torn') == 1 then return {4} end
 local last = tonumber(redis.call('HGET', KEYS[1], 'last'))
 local floor = tonumber(redis.call('HGET', KEYS[1], 'floor'))
 local ix = tonumber(ARGV[1])
@@ -96,6 +98,7 @@ return out`)
 // backlog maps to its resume point, so resuming from it replays the backlog.
 var primeScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return {1} end
+if redis.call('HEXISTS', KEYS[1], 'torn') == 1 then return {4} end
 local last = tonumber(redis.call('HGET', KEYS[1], 'last'))
 local floor = tonumber(redis.call('HGET', KEYS[1], 'floor'))
 local ix = tonumber(ARGV[1])
@@ -172,8 +175,24 @@ func statusErr(code int64, sessionID, streamID string, index int) error {
 		return eventstore.ErrEvicted
 	case 3:
 		return eventstore.ErrFutureIndex
+	case 4:
+		return store.ErrNotStored
 	}
 	return nil
+}
+
+// Tear marks a stream that missed events while Redis was out of reach
+// (the server appends none of its later ones): resuming it is refused on
+// every replica rather than replayed with a gap.
+func (e *events) Tear(sessionID, streamID string) error {
+	ctx, cancel := bounded(context.Background())
+	defer cancel()
+	_, err := e.s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, e.metaKey(sessionID, streamID), "torn", 1)
+		p.SAdd(ctx, e.streamsKey(sessionID), streamID) // forgotten with the session
+		return nil
+	})
+	return err
 }
 
 // parseEvents decodes "INDEX DATA" members.

@@ -40,12 +40,14 @@ type Store struct {
 	interval time.Duration
 	maxBytes int64
 	ev       *events
+	health   *health
 }
 
 var _ store.Store = (*Store)(nil)
 
-// opTimeout bounds one store operation, so a dead Redis fails a request
-// rather than hanging it.
+// opTimeout bounds one store operation, so a dead or stopped Redis fails
+// a request rather than hanging it; once one has failed, the others fail
+// at once until Redis answers again (see health).
 const opTimeout = 5 * time.Second
 
 // New connects to Redis and checks that it answers.
@@ -55,6 +57,13 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		return nil, fmt.Errorf("store URL %q: %w (want redis://HOST:PORT/DB)", o.URL, err)
 	}
 	opt.DisableIdentity = true
+	// The context's deadline (opTimeout) bounds every command, its
+	// retries and its socket reads and writes: without it a stopped Redis
+	// holds a command for the client's read timeout, retries included.
+	opt.ContextTimeoutEnabled = true
+	// A refused dial is retried with the command, not five times more
+	// inside each attempt: a dead Redis is found in tens of milliseconds.
+	opt.DialerRetries = 1
 	rdb := redis.NewClient(opt)
 	pctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
@@ -70,6 +79,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	}
 	s := &Store{rdb: rdb, p: o.Prefix, maxAge: max(o.MaxAge, 0), interval: o.CleanupInterval, maxBytes: max(o.MaxBytes, 0)}
 	s.ev = &events{s: s}
+	s.health = newHealth(rdb)
 	return s, nil
 }
 
@@ -78,7 +88,10 @@ func (s *Store) Client() *redis.Client { return s.rdb }
 
 func (s *Store) Shared() bool         { return true }
 func (s *Store) Events() store.Events { return s.ev }
-func (s *Store) Close() error         { return s.rdb.Close() }
+func (s *Store) Close() error {
+	s.health.close()
+	return s.rdb.Close()
+}
 
 func (s *Store) sessKey(id string) string { return s.p + "s:" + id }
 func (s *Store) actKey() string           { return s.p + "active" }
@@ -296,12 +309,15 @@ func (s *Store) hgetInt(ctx context.Context, key, field string, def int) (int, e
 // Follow subscribes to the stream's channel; Append publishes every event
 // with data on it as "INDEX DATA".
 func (s *Store) Follow(ctx context.Context, sessionID, streamID string) (<-chan eventstore.Event, error) {
+	if err := s.health.guard(ctx); err != nil {
+		return nil, err
+	}
 	sub := s.rdb.Subscribe(ctx, s.ev.channel(sessionID, streamID))
 	rctx, cancel := bounded(ctx)
 	defer cancel()
 	if _, err := sub.Receive(rctx); err != nil {
 		sub.Close()
-		return nil, err
+		return nil, s.health.check(rctx, err)
 	}
 	return pump(ctx, sub, func(p string) (eventstore.Event, bool) {
 		ix, data, _ := strings.Cut(p, " ")

@@ -73,7 +73,11 @@ func writeRPCErrorID(w http.ResponseWriter, status, code int, message string, da
 // writeCreateError answers an initialize refused by a session limit: 503
 // when the server is full, 429 when this client has had its share.
 func writeCreateError(w http.ResponseWriter, err error) {
-	if errors.Is(err, errTooManySessions) || errors.Is(err, errStore) {
+	if errors.Is(err, errStore) {
+		writeStoreUnavailable(w, err, nil)
+		return
+	}
+	if errors.Is(err, errTooManySessions) {
 		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcp-conform/mcp-conform/reference/eventstore"
+	"github.com/mcp-conform/mcp-conform/reference/store"
 )
 
 // getReplaceTimeout bounds how long a new standalone GET waits for the one it
@@ -139,6 +140,10 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request, principal, id
 	}
 	defer s.ended(sess)
 	defer gen.release()
+	if s.shared && s.storeDown() && s.needsStore(body) {
+		writeStoreUnavailable(w, fmt.Errorf("%w: the call needs what it keeps", store.ErrUnavailable), rpcID)
+		return
+	}
 	if m, ok := taskRequest(body); ok && !init {
 		// Its writes are not the session's: a tasks/result waiting when the
 		// session ends answers why rather than being cut (see serveTask).
@@ -220,6 +225,10 @@ func (s *Server) resumeGET(w http.ResponseWriter, dw *deadlineWriter, r *http.Re
 		writeReplayError(w, "malformed_event_id", err.Error())
 		return 0, true
 	}
+	if stream != "" && sess.isTorn(stream) {
+		writeResumeError(w, last, store.ErrNotStored)
+		return 0, true
+	}
 	if err := s.events.Check(sess.id, stream, index); err != nil {
 		writeResumeError(w, last, err)
 		return 0, true
@@ -237,9 +246,16 @@ func (s *Server) resumeGET(w http.ResponseWriter, dw *deadlineWriter, r *http.Re
 
 // writeResumeError answers a Last-Event-ID the event store cannot resume from.
 func writeResumeError(w http.ResponseWriter, last string, err error) {
+	if unavailable(err) {
+		writeStoreUnavailable(w, err, nil)
+		return
+	}
 	reason := "unknown_event_id"
-	if errors.Is(err, eventstore.ErrEvicted) {
+	switch {
+	case errors.Is(err, eventstore.ErrEvicted):
 		reason = "events_evicted"
+	case errors.Is(err, store.ErrNotStored):
+		reason = "events_not_stored"
 	}
 	writeReplayError(w, reason, fmt.Sprintf("cannot resume after %s %q: %v; open a GET without %s for new messages", headerLastEventID, last, err, headerLastEventID))
 }
@@ -306,6 +322,9 @@ func (s *Server) prime(w http.ResponseWriter, r *http.Request, sess *session, sw
 	p, err := s.events.Prime(sess.id, "", index, fresh)
 	switch {
 	case err == nil:
+	case unavailable(err):
+		writeStoreUnavailable(w, err, nil)
+		return p, false
 	case fresh: // no history at all: the session has just been removed
 		s.writeSessionGone(w)
 		return p, false
@@ -424,7 +443,16 @@ func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request, principal, 
 	}
 	defer s.ended(sess)
 	defer gen.release()
-	s.remove(sess, "deleted", nil)
+	if s.shared {
+		// Ended on every replica, or on none: an outage keeps it.
+		if _, err := s.store.Remove(r.Context(), sess.id); unavailable(err) {
+			writeStoreUnavailable(w, err, nil)
+			return
+		}
+	}
+	if !s.remove(sess, "deleted", nil) && s.shared {
+		s.events.Forget(sess.id) // the removal's own news removed it here first
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -434,7 +462,11 @@ func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request, principal, 
 func (s *Server) enter(w http.ResponseWriter, r *http.Request, principal, id string) (*session, *generation, bool) {
 	sess := s.lookup(id)
 	if sess == nil && s.shared {
-		sess = s.adopt(id)
+		var err error
+		if sess, err = s.adopt(id); err != nil {
+			writeStoreUnavailable(w, err, nil) // not 404: the session may be alive
+			return nil, nil, false
+		}
 	}
 	if sess == nil {
 		s.answerUnknown(w, r, principal, id)

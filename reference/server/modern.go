@@ -101,9 +101,12 @@ type modernSession struct {
 	tallies   tools.Tallies
 }
 
-func (m *modernSession) IncrementCounter() int64 { return m.counter.Add(1) }
-func (m *modernSession) Done() <-chan struct{}   { return nil } // never: no session ends
-func (m *modernSession) JobOwner() jobs.Owner    { return jobs.Owner{Principal: m.principal} }
+func (m *modernSession) IncrementCounter() (int64, error) {
+	return m.counter.Add(1), nil
+}
+
+func (m *modernSession) Done() <-chan struct{} { return nil } // never: no session ends
+func (m *modernSession) JobOwner() jobs.Owner  { return jobs.Owner{Principal: m.principal} }
 
 // serveModern answers a request that speaks the sessionless revision.
 // Mcp-Session-Id and Last-Event-ID mean nothing there and are ignored.
@@ -192,7 +195,7 @@ func (s *Server) serveModernTask(w http.ResponseWriter, r *http.Request, princip
 	}
 	status, result, rerr := s.answerModernTask(r, m, principal)
 	if rerr != nil {
-		writeRPCErrorID(w, status, rerr.Code, rerr.Message, rerr.Data, m.ID)
+		writeRPCErrorID(w, taskStatus(w, rerr, status), rerr.Code, rerr.Message, rerr.Data, m.ID)
 		return true
 	}
 	b, _ := json.Marshal(struct {

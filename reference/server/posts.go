@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -99,16 +100,35 @@ func (t tap) Open(ctx context.Context, sessionID, streamID string) error {
 		t.sess.dmu.Unlock()
 		t.sess.leaseCalls(ctx, streamID, ids)
 	}
-	return t.EventStore.Open(ctx, sessionID, streamID)
+	err := t.EventStore.Open(ctx, sessionID, streamID)
+	if unavailable(err) {
+		// The store is out of reach: the go-sdk writes the stream live,
+		// and only resuming it is lost (see tear). The standalone stream
+		// (a re-initialize opens it again) is the store's, numbered there.
+		if streamID != "" {
+			t.sess.tear(streamID)
+		}
+		return nil
+	}
+	return err
 }
 
 func (t tap) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
-	err := t.EventStore.Append(ctx, sessionID, streamID, data)
+	var err error
+	if streamID != "" && t.sess.isTorn(streamID) {
+		err = errTorn
+		t.sess.markTorn(t.EventStore) // in case the outage ended before it tore
+	} else if err = t.EventStore.Append(ctx, sessionID, streamID, data); unavailable(err) && streamID != "" {
+		t.sess.tear(streamID)
+	}
 	if streamID != "" && eventstore.IsResponse(data) {
 		t.sess.answered(streamID)
 	}
 	return err
 }
+
+// errTorn refuses to store an event of a torn stream.
+var errTorn = errors.New("not stored: the stream missed events while the session store was unavailable")
 
 // answered records that a response was stored on stream id.
 func (s *session) answered(id string) {

@@ -27,7 +27,12 @@ type replica struct {
 // replicas starts n reference servers sharing one Redis store.
 func replicas(t *testing.T, n int, cfg server.Config) []*replica {
 	t.Helper()
-	rs := redistest.Start(t)
+	return replicasOn(t, redistest.Start(t), n, cfg)
+}
+
+// replicasOn starts n reference servers sharing the Redis rs.
+func replicasOn(t *testing.T, rs *redistest.Server, n int, cfg server.Config) []*replica {
+	t.Helper()
 	var out []*replica
 	for range n {
 		st, err := redisstore.New(context.Background(), redisstore.Options{URL: rs.URL(0), MaxAge: time.Minute, MaxBytes: 10 << 20})

@@ -91,6 +91,7 @@ func New(cfg Config) (*Server, error) {
 			Shared:       sharedTasks(cfg.Store),
 			Lease:        leaseTTL(cfg.ReaperInterval),
 			OnStatus:     func(snap tasks.Snapshot) { s.notifyTaskStatus(snap) },
+			Settling:     func() bool { return s.settling() },
 		}),
 	}
 	s.store = cfg.Store
@@ -119,6 +120,7 @@ func (s *Server) Run(ctx context.Context) {
 	wg.Go(func() { s.jobs.Run(ctx) })
 	if s.shared {
 		wg.Go(func() { s.watchGone(ctx) })
+		wg.Go(func() { s.watchOutages(ctx) })
 	}
 	wg.Go(func() { s.tasks.Run(ctx) })
 	s.runReaper(ctx)
@@ -204,7 +206,10 @@ func (s *Server) create(principal, remote string) (*session, error) {
 	}
 	if err := s.store.Create(context.Background(), store.Session{ID: sess.id, Principal: principal}, s.cfg.Clock.Now()); err != nil {
 		s.remove(sess, "dropped: store failed", nil)
-		return nil, fmt.Errorf("%w: %v", errStore, err)
+		if !errors.Is(err, errStore) {
+			err = fmt.Errorf("%w: %v", errStore, err)
+		}
+		return nil, err
 	}
 	return sess, nil
 }

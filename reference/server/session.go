@@ -73,6 +73,14 @@ type session struct {
 	// redirectDelay is how long after a POST stream's cut its call's
 	// notifications wait before they go to a GET (Config.RedirectDelay).
 	redirectDelay time.Duration
+
+	// torn are POST streams whose events the store missed in an outage,
+	// true once marked there (outage.go). Under tmu, not dmu: the store's
+	// appends read it, and deliver holds dmu while the go-sdk appends.
+	// ntorn counts them, so that appends need no lock while there are none.
+	tmu   sync.Mutex
+	torn  map[string]bool
+	ntorn atomic.Int32
 }
 
 // newSession makes a table entry for id; the caller adds it to the table.
@@ -159,11 +167,10 @@ func (g *getStream) close(retry time.Duration) {
 	g.cancel()
 }
 
-// IncrementCounter implements tools.Session.
-// A store failure counts as 0: the tool reports it, no state is invented.
-func (s *session) IncrementCounter() int64 {
-	n, _ := s.st.Increment(s.ctx, s.id)
-	return n
+// IncrementCounter implements tools.Session: the counter is in the store,
+// and a store out of reach is an error, not a value.
+func (s *session) IncrementCounter() (int64, error) {
+	return s.st.Increment(s.ctx, s.id)
 }
 
 // JobOwner implements tools.Session.

@@ -36,7 +36,7 @@ const (
 )
 
 // errStore is answered with 503: the shared store failed.
-var errStore = errors.New("session store unavailable")
+var errStore = store.ErrUnavailable
 
 // localOnly reports whether a removal for reason leaves the store alone.
 func localOnly(reason string) bool {
@@ -57,15 +57,19 @@ func (s *session) listening() bool {
 }
 
 // adopt rebuilds a session this replica does not hold from its stored record,
-// or returns nil if the store has none.
-func (s *Server) adopt(id string) *session {
+// or returns nil if the store has none. An error means the store could not
+// say: the session may well be alive.
+func (s *Server) adopt(id string) (*session, error) {
 	rec, ok, err := s.store.Load(context.Background(), id)
 	if err != nil {
 		s.log.Warn("session store lookup failed", "session", id, "err", err)
-		return nil
+		if !unavailable(err) {
+			err = fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+		}
+		return nil, err
 	}
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	sess := s.newSession(id, rec.Principal)
 	gen := s.newGeneration(sess)
@@ -85,16 +89,16 @@ func (s *Server) adopt(id string) *session {
 		return nil
 	}
 	if code := s.inProcess(gen, "", version, fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":%s}`, params)); code != http.StatusOK || gen.serverSession() == nil {
-		return drop(fmt.Sprintf("in-process initialize answered %d", code))
+		return drop(fmt.Sprintf("in-process initialize answered %d", code)), nil
 	}
 	if code := s.inProcess(gen, id, version, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
-		return drop(fmt.Sprintf("in-process initialized notification answered %d", code))
+		return drop(fmt.Sprintf("in-process initialized notification answered %d", code)), nil
 	}
 	s.mu.Lock()
 	if cur := s.sessions[id]; cur != nil { // adopted by a concurrent request
 		s.mu.Unlock()
 		drop("adopted concurrently")
-		return cur
+		return cur, nil
 	}
 	s.sessions[id] = sess
 	if rec.Principal != "" {
@@ -102,7 +106,7 @@ func (s *Server) adopt(id string) *session {
 	}
 	s.mu.Unlock()
 	s.log.Info("session adopted from the store", "session", id)
-	return sess
+	return sess, nil
 }
 
 // saveShared stores what another replica needs to adopt the session: the
@@ -167,6 +171,11 @@ func (s *Server) reapShared() {
 	for _, sess := range all {
 		sess.renewLeases(ctx)
 	}
+	if s.settling() {
+		// Activity of the outage is not all recorded yet: no grace
+		// period starts and no session expires on stale activity.
+		return
+	}
 	started, err := s.store.StartGrace(ctx, now.Add(-s.cfg.IdleThreshold), now.Add(s.cfg.GracePeriod))
 	if err != nil {
 		s.log.Warn("starting grace periods failed", "err", err)
@@ -207,15 +216,18 @@ func (s *Server) watchGone(ctx context.Context) {
 func (s *Server) followStandalone(w *deadlineWriter, r *http.Request, sess *session, last string, index int) {
 	ctx, cancel, sw, done := s.openStandalone(w, r, sess)
 	defer done()
-	s.store.Listen(ctx, sess.id, 1)
+	// Counted only if the count went up: an outage must not leave it low.
+	counted := s.store.Listen(ctx, sess.id, 1) == nil
 	defer func() {
 		bg := context.Background()
-		s.store.Listen(bg, sess.id, -1)
+		if counted {
+			s.store.Listen(bg, sess.id, -1)
+		}
 		s.store.Delivered(bg, sess.id, sess.resumeIndex())
 	}()
 	live, err := s.store.Follow(ctx, sess.id, "")
 	if err != nil {
-		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
+		writeStoreUnavailable(w, err, nil)
 		return
 	}
 	fresh := last == ""
@@ -271,7 +283,7 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 	ctx := r.Context()
 	live, err := s.store.Follow(ctx, sess.id, stream)
 	if err != nil {
-		writeRPCError(w, http.StatusServiceUnavailable, CodeInvalidRequest, "Service Unavailable: "+err.Error(), nil)
+		writeStoreUnavailable(w, err, nil)
 		return
 	}
 	backlog, err := s.store.Replay(ctx, sess.id, stream, index)
@@ -331,6 +343,9 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 // once for all replicas: appended to the stream, it reaches every follower.
 // It reports false if the stream cannot be finished (no call ids known).
 func (s *Server) reportLost(ctx context.Context, sess *session, stream string, sent int, answered map[string]bool, write func(int, []byte) bool) bool {
+	if s.settling() {
+		return true // the lease may have lapsed only in the outage
+	}
 	held, ids, err := s.store.Leased(ctx, sess.id, stream)
 	if err != nil || held {
 		return true

@@ -79,7 +79,7 @@ func (s *Server) serveTask(ctx context.Context, w http.ResponseWriter, sess *ses
 		result, rerr = s.answerTask(ctx, m, owner, sess.id)
 	}
 	if rerr != nil {
-		writeRPCErrorID(w, http.StatusOK, rerr.Code, rerr.Message, rerr.Data, m.ID)
+		writeRPCErrorID(w, taskStatus(w, rerr, http.StatusOK), rerr.Code, rerr.Message, rerr.Data, m.ID)
 		return
 	}
 	b, _ := json.Marshal(struct {
@@ -96,9 +96,29 @@ func invalidParams(format string, a ...any) *tasks.Error {
 	return &tasks.Error{Code: CodeInvalidParams, Message: fmt.Sprintf(format, a...)}
 }
 
+// storeDownData is the data of a task request's error when the shared
+// store is out of reach; such an error is answered 503 (see serveTask).
+type storeDownData struct {
+	Reason string `json:"reason"`
+}
+
+// taskStatus is the HTTP status of a task request's error: 503 with
+// Retry-After when the store is out of reach, else status.
+func taskStatus(w http.ResponseWriter, rerr *tasks.Error, status int) int {
+	if _, ok := rerr.Data.(storeDownData); ok {
+		w.Header().Set("Retry-After", retryAfter)
+		return http.StatusServiceUnavailable
+	}
+	return status
+}
+
 // taskError maps the store's errors to JSON-RPC: every refusal about a
-// task id is invalid params (-32602), as the spec says.
+// task id is invalid params (-32602), as the spec says; a store out of
+// reach is an internal error, answered 503.
 func taskError(err error) *tasks.Error {
+	if unavailable(err) {
+		return &tasks.Error{Code: CodeInternalError, Message: "Service Unavailable: " + err.Error() + "; retry shortly", Data: storeDownData{"store_unavailable"}}
+	}
 	if errors.Is(err, tasks.ErrFull) {
 		return &tasks.Error{Code: CodeInternalError, Message: err.Error()}
 	}

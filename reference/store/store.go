@@ -35,6 +35,26 @@ type Session struct {
 // ErrGone means the session is not (or no longer) in the table.
 var ErrGone = errors.New("store: session not found")
 
+// ErrUnavailable means the store could not be reached (a shared store's
+// server is down, stopped or cut off): the operation may work later, and
+// says nothing of the session.
+var ErrUnavailable = errors.New("session store unavailable")
+
+// ErrNotStored means a stream missed events while the store was out of
+// reach: it cannot be resumed without a gap, so it is not resumed.
+var ErrNotStored = errors.New("the stream's events could not all be stored while the session store was unavailable")
+
+// Availability is implemented by a store that can be out of reach (Redis).
+// Memory, in the process, never is.
+type Availability interface {
+	// Outage reports whether the store is out of reach now, and when it
+	// last came back from an outage (zero if it never was out of reach).
+	Outage() (down bool, back time.Time)
+	// OnRecover has f called, in a goroutine of its own, each time the
+	// store answers again after an outage, until cancel is called.
+	OnRecover(f func()) (cancel func())
+}
+
 // Store is the state replicas share.
 type Store interface {
 	// Shared reports whether other processes see this store: then every

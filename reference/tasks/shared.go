@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -49,8 +50,9 @@ func (s *Store) op() (context.Context, context.CancelFunc) {
 }
 
 // loadShared returns owner's task id from the shared store; a running task
-// whose lease lapsed is turned failed there first.
-func (s *Store) loadShared(owner, id string) (Snapshot, error) {
+// whose lease lapsed is turned failed there first, unless it is mine (runs
+// here: this process knows better).
+func (s *Store) loadShared(owner, id string, mine bool) (Snapshot, error) {
 	ctx, cancel := s.op()
 	defer cancel()
 	snap, lease, err := s.opts.Shared.Load(ctx, id)
@@ -61,10 +63,38 @@ func (s *Store) loadShared(owner, id string) (Snapshot, error) {
 	if snap.Owner != owner || expired(snap, now) {
 		return Snapshot{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
-	if !snap.Status.Terminal() && now.After(lease) {
+	if !snap.Status.Terminal() && now.After(lease) && !mine && !s.settling() {
 		return s.lapse(ctx, snap, now)
 	}
 	return snap, nil
+}
+
+func (s *Store) settling() bool { return s.opts.Settling != nil && s.opts.Settling() }
+
+// local returns owner's task id as this process holds it (one it runs or
+// ran), for when the shared store cannot be read.
+func (s *Store) local(owner, id string) (*task, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, err := s.lookupLocked(owner, id)
+	return k, err == nil
+}
+
+// getShared is Get on a shared store. A task this process holds is
+// answered from memory when the store cannot be read, or when it ended
+// here and the store does not know yet (see sync).
+func (s *Store) getShared(owner, id string) (Snapshot, error) {
+	k, mine := s.local(owner, id)
+	snap, err := s.loadShared(owner, id, mine)
+	if !mine {
+		return snap, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if (err != nil && !errors.Is(err, ErrNotFound)) || (err == nil && !snap.Status.Terminal() && k.Status.Terminal()) {
+		return k.Snapshot, nil
+	}
+	return snap, err
 }
 
 // lapse stores snap as failed: its replica no longer runs it.
@@ -75,16 +105,24 @@ func (s *Store) lapse(ctx context.Context, snap Snapshot, now time.Time) (Snapsh
 }
 
 // renew extends the lease of every task running here; a task another
-// replica cancelled meanwhile is stopped.
+// replica cancelled meanwhile is stopped. A terminal status the store
+// missed (it was out of reach) is stored now.
 func (s *Store) renew() {
 	s.mu.Lock()
 	var running []Snapshot
+	var unsynced []*task
 	for _, k := range s.tasks {
-		if !k.Status.Terminal() {
+		switch {
+		case !k.Status.Terminal():
 			running = append(running, k.Snapshot)
+		case k.unsynced:
+			unsynced = append(unsynced, k)
 		}
 	}
 	s.mu.Unlock()
+	for _, k := range unsynced {
+		s.sync(k)
+	}
 	lease := s.opts.Clock.Now().Add(s.opts.Lease)
 	for _, snap := range running {
 		ctx, cancel := s.op()
@@ -93,6 +131,21 @@ func (s *Store) renew() {
 		if err == nil && stored.Status.Terminal() {
 			s.adopt(stored)
 		}
+	}
+}
+
+// sync stores k's terminal status, which the store missed.
+func (s *Store) sync(k *task) {
+	s.mu.Lock()
+	snap := k.Snapshot
+	s.mu.Unlock()
+	ctx, cancel := s.op()
+	_, err := s.opts.Shared.Put(ctx, snap, snap.LastUpdatedAt, false)
+	cancel()
+	if err == nil || errors.Is(err, ErrNotFound) {
+		s.mu.Lock()
+		k.unsynced = false
+		s.mu.Unlock()
 	}
 }
 
@@ -111,7 +164,7 @@ func (s *Store) adopt(stored Snapshot) {
 // a task of this process wakes it at once, another's within ResultPoll.
 func (s *Store) sharedResult(ctx context.Context, owner, id string) (Snapshot, error) {
 	for {
-		snap, err := s.loadShared(owner, id)
+		snap, err := s.getShared(owner, id)
 		if err != nil || snap.Status.Terminal() {
 			return snap, err
 		}
@@ -134,7 +187,8 @@ func (s *Store) sharedResult(ctx context.Context, owner, id string) (Snapshot, e
 // running the task stops it at once if it is this one, else at its next
 // lease renewal.
 func (s *Store) sharedCancel(owner, id string) (Snapshot, error) {
-	snap, err := s.loadShared(owner, id)
+	_, mine := s.local(owner, id)
+	snap, err := s.loadShared(owner, id, mine)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -179,7 +233,7 @@ func (s *Store) sharedList(owner, cursor string) (page []Snapshot, next string, 
 		}
 		if !k.Status.Terminal() {
 			// Its lease may have lapsed.
-			if k, err = s.loadShared(owner, k.ID); err != nil {
+			if k, err = s.getShared(owner, k.ID); err != nil {
 				continue
 			}
 		}

@@ -101,6 +101,10 @@ type Options struct {
 	// Lease and ResultPoll apply with Shared (zero: the defaults).
 	Lease      time.Duration
 	ResultPoll time.Duration
+	// Settling, if set, reports that the shared store is out of reach or
+	// just came back: a lease that lapsed then may only have gone
+	// unrenewed in the outage, so no task is failed for it.
+	Settling func() bool
 }
 
 // Snapshot is a task as a requestor sees it.
@@ -122,6 +126,9 @@ type task struct {
 	client string // what the limits count it against (see Create)
 	cancel context.CancelFunc
 	done   chan struct{} // closed at the terminal status
+	// unsynced: its terminal status is not in the shared store yet (it
+	// was out of reach); renew stores it.
+	unsynced bool
 }
 
 // Store holds tasks in memory; a process restart loses them.
@@ -286,14 +293,22 @@ func (s *Store) finish(k *task, st Status, out *Outcome, msg string) bool {
 	s.mu.Unlock()
 	snap.Status, snap.Outcome, snap.StatusMessage = st, out, msg
 	snap.LastUpdatedAt = s.opts.Clock.Now()
+	unsynced := false
 	if s.opts.Shared != nil {
 		// A terminal status stored first (a cancel on another replica) wins.
 		ctx, cancel := s.op()
-		if stored, err := s.opts.Shared.Put(ctx, snap, snap.LastUpdatedAt, false); err == nil && stored.Status.Terminal() {
+		stored, err := s.opts.Shared.Put(ctx, snap, snap.LastUpdatedAt, false)
+		switch {
+		case err == nil && stored.Status.Terminal():
 			snap = stored
+		case err != nil && !errors.Is(err, ErrNotFound):
+			unsynced = true // the store is out of reach: renew stores it later
 		}
 		cancel()
 	}
+	s.mu.Lock()
+	k.unsynced = unsynced
+	s.mu.Unlock()
 	return s.finishLocal(k, snap)
 }
 
@@ -335,7 +350,7 @@ func expired(k Snapshot, now time.Time) bool {
 // Get returns owner's task id.
 func (s *Store) Get(owner, id string) (Snapshot, error) {
 	if s.opts.Shared != nil {
-		return s.loadShared(owner, id)
+		return s.getShared(owner, id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -27,7 +27,8 @@ const (
 
 // Session is the per-session application state the tools use.
 type Session interface {
-	IncrementCounter() int64
+	// IncrementCounter fails when the session's store is out of reach.
+	IncrementCounter() (int64, error)
 	// Done is closed when the session ends (expired or deleted); running
 	// tools stop then, as nobody can receive their results.
 	Done() <-chan struct{}
@@ -90,7 +91,11 @@ func Register(srv *mcp.Server, d Deps) {
 			if err != nil {
 				return nil, nil, err
 			}
-			return text(fmt.Sprint(sess.IncrementCounter())), nil, nil
+			n, err := sess.IncrementCounter()
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(fmt.Sprint(n)), nil, nil
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "long_operation", Description: "Runs steps at an interval, sending a progress notification (with a progress token) and a log message per step; keeps running if its stream drops."},
