@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,8 +17,9 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the catalogue as JSON")
+	asMarkdown := fs.Bool("markdown", false, "print the catalogue as Markdown, with the fixtures that break each check (docs/checks.md)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mcp-conform list [--json]\n\nPrints the behaviour catalogue: ID, level, section, what it needs, and a one-line description.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: mcp-conform list [--json | --markdown]\n\nPrints the behaviour catalogue: ID, level, section, what it needs, and a one-line description.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -27,6 +29,12 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	all := catalogue.All()
+	if *asJSON && *asMarkdown {
+		return usageError(errors.New("--json and --markdown: choose one"))
+	}
+	if *asMarkdown {
+		return writeChecksDoc(stdout)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

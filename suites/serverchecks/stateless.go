@@ -40,3 +40,10 @@ func modernToo(defs []def) []def {
 func RunsInSessionlessRevision(id string) bool {
 	return slices.ContainsFunc(allDefs(), func(d def) bool { return d.id == id && d.modern })
 }
+
+// RunsWithSessions reports whether check id runs against a 2025 target
+// that issues session ids, rather than existing in the sessionless
+// revision only.
+func RunsWithSessions(id string) bool {
+	return slices.ContainsFunc(allDefs(), func(d def) bool { return d.id == id && !d.only })
+}
