@@ -58,7 +58,7 @@ func Run(ctx context.Context, prog string, args []string, stdout, stderr io.Writ
 	fwdHeader := forwardedHeader(server.HeaderXForwardedFor)
 	fs.Var(&fwdHeader, "forwarded-header", "the header the --trusted-proxy proxies name the client in: x-forwarded-for or forwarded (RFC 7239 for=); the other is never read")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", server.DefaultMaxBatch, "most messages in one JSON-RPC batch (protocol 2025-03-26)")
-	fs.IntVar(&cfg.MaxCallsPerSession, "max-calls-per-session", server.DefaultMaxCallsPerSession, "most tool calls one session runs at once")
+	fs.IntVar(&cfg.MaxCallsPerSession, "max-calls-per-session", server.DefaultMaxCallsPerSession, "most tool calls and tasks/result waits one session has at once")
 	fs.IntVar(&cfg.MaxJobs, "max-jobs", jobs.DefaultMaxRunning, "most jobs running at once")
 	fs.IntVar(&cfg.MaxJobsPerClient, "max-jobs-per-client", jobs.DefaultMaxRunningPerOwner, "most jobs one client (a principal, or an anonymous session) runs at once")
 	fs.IntVar(&cfg.MaxRetainedJobs, "max-retained-jobs", jobs.DefaultMaxRetained, "most finished jobs kept; the oldest go first, with their resume tokens")

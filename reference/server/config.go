@@ -85,7 +85,8 @@ type Config struct {
 	MaxBodyBytes int64
 	MaxSessions  int
 	// MaxBatch bounds the messages of one JSON-RPC batch (2025-03-26);
-	// MaxCallsPerSession the tool calls one session runs at once.
+	// MaxCallsPerSession the tool calls and tasks/result waits one session
+	// has at once.
 	MaxBatch           int
 	MaxCallsPerSession int
 	// MaxSessionsPerPrincipal caps one bearer principal's sessions.

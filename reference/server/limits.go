@@ -11,14 +11,15 @@ const (
 	DefaultMaxCallsPerSession = 100
 )
 
-// reserveCall counts a tools/call of sess, or refuses it while the session
-// already runs MaxCallsPerSession of them: each runs on its own goroutine
-// for up to an hour, and a batch or a client that does not wait could
-// start thousands. The caller releases it with sess.calls.Add(-1).
+// reserveCall counts a tools/call or a waiting tasks/result of sess, or
+// refuses it while the session already has MaxCallsPerSession of them: each
+// holds a goroutine (and a connection) for up to an hour, and a batch or a
+// client that does not wait could start thousands. The caller releases it
+// with sess.calls.Add(-1).
 func (s *Server) reserveCall(sess *session) error {
 	if n := sess.calls.Add(1); n > int64(s.cfg.MaxCallsPerSession) {
 		sess.calls.Add(-1)
-		return fmt.Errorf("too many tool calls running in this session (limit %d)", s.cfg.MaxCallsPerSession)
+		return fmt.Errorf("too many tool calls and tasks/result waits running in this session (limit %d)", s.cfg.MaxCallsPerSession)
 	}
 	return nil
 }

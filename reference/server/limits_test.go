@@ -36,12 +36,34 @@ func TestWorkPerRequestBounded(t *testing.T) {
 	e.startLongOperation(c, sid, 1)
 	e.startLongOperation(c, sid, 1)
 	eventually(t, "two calls waiting for their step", func() bool { return e.clock.Waiters() == 2 })
-	if _, err := c.ToolText(e.ctx(), sid, "echo", map[string]any{"text": "third"}); err == nil || !strings.Contains(err.Error(), "too many tool calls") {
+	if _, err := c.ToolText(e.ctx(), sid, "echo", map[string]any{"text": "third"}); err == nil || !strings.Contains(err.Error(), "too many tool calls and tasks/result waits") {
 		t.Fatalf("third concurrent call: %v", err)
 	}
 	e.clock.Step(time.Second)
 	eventually(t, "the calls to end", func() bool { return !e.busy() })
 	if got := e.tool(c, sid, "echo", map[string]any{"text": "later"}); got != "later" {
 		t.Fatalf("call after the others ended: %q", got)
+	}
+}
+
+// TestTaskWaitsBounded: tasks/result waits count with a session's tool
+// calls, so a client cannot park an unbounded number of requests on a task
+// that runs for an hour; another session has its own count.
+func TestTaskWaitsBounded(t *testing.T) {
+	cfg := noKeepAlive
+	cfg.MaxCallsPerSession = 2
+	e := newEnv(t, cfg)
+	sid := e.connect(e.c)
+	tk := e.createTask(e.c, sid, 1, 60000, nil)
+	for range 2 {
+		waitResult(e.ctx(), e.client(), sid, tk.TaskID)
+	}
+	eventually(t, "two tasks/result waiting", func() bool { return e.srv.InFlight() == 2 })
+	m := e.rpc(e.c, sid, "tasks/result", map[string]any{"taskId": tk.TaskID})
+	if m.Error == nil || !strings.Contains(m.Error.Message, "too many tool calls and tasks/result waits") {
+		t.Fatalf("third tasks/result: %+v %s", m.Error, m.Result)
+	}
+	if got := e.tool(e.c, e.connect(e.c), "echo", map[string]any{"text": "x"}); got != "x" {
+		t.Fatalf("another session's call: %q", got)
 	}
 }

@@ -68,6 +68,13 @@ func (s *Server) serveTask(ctx context.Context, w http.ResponseWriter, sess *ses
 	var result json.RawMessage
 	var rerr *tasks.Error
 	if m.Method == "tasks/result" {
+		// A wait holds a goroutine and a connection as long as the task
+		// runs: counted with the session's tool calls.
+		if err := s.reserveCall(sess); err != nil {
+			writeRPCErrorID(w, http.StatusOK, CodeInternalError, err.Error(), nil, m.ID)
+			return
+		}
+		defer sess.calls.Add(-1)
 		wait, stop := sessionWait(ctx, sess)
 		result, rerr = s.answerTask(wait, m, owner, sess.id)
 		stop()
