@@ -12,9 +12,45 @@
 // at once with a server-named id (recovery hint), or after a fresh
 // initialize, retrying the interrupted request once.
 //
-// The Go SDK's client cannot start from a stored session id or survive a
-// 404, so this client speaks the transport itself on net/http; it uses the
-// SDK's types for the JSON shapes only.
+// # Why not the Go SDK's ClientSession
+//
+// The client speaks the transport itself on net/http and uses the Go SDK
+// (github.com/modelcontextprotocol/go-sdk, the version in go.mod) for the
+// JSON shapes and for the OAuth authorization flow only. Making it an
+// mcp.ClientSession over a resilient mcp.Transport of ours (one that would
+// own the stored state, the rejoin, resumption, retry-once and the revision
+// choice) was weighed against the SDK's code and rejected:
+//
+//   - Request ids: the session's jsonrpc2 connection numbers requests 1, 2,
+//     ... in every process (internal/jsonrpc2 Connection.Call). A restarted
+//     client that rejoins its session would reuse the ids of the previous
+//     process's calls, which the server may still be running; the transport
+//     would have to rewrite every id in both directions.
+//   - A call of the previous process: ResumeCall must take the response to a
+//     request this process never sent. The connection retires only its own
+//     outgoing calls and drops any other response ("TODO: How should we
+//     report unexpected responses?" in readIncoming), so the transport would
+//     have to fake a call for it.
+//   - Order: the connection hands notifications to their handlers on a
+//     queue goroutine but retires a call as soon as its response is read, so
+//     CallTool can return before the notifications that preceded its result
+//     were handled. The catalogue's rows (and callers printing a call's
+//     progress, then its result) need them first, once each.
+//   - Client.Connect always sends initialize (or server/discover): rejoining
+//     with plain reuse of a stored id would need the transport to answer the
+//     handshake itself.
+//   - What the SDK adds for 2026-07-28 outside the session lives in its own
+//     transport and is unexported: the Mcp-Method, Mcp-Name and Mcp-Param
+//     headers (setStandardHeaders, fed by an unexported context key) and the
+//     rejection of tools with invalid x-mcp-header annotations
+//     (filterValidTools). A transport of ours would implement them anyway.
+//
+// The SDK's OAuth support is public and transport-independent
+// (auth.OAuthHandler: a token source for every request, Authorize on a 401
+// or 403), so the client's authorization flow is the SDK's
+// auth.AuthorizationCodeHandler (discovery, registration, PKCE, scopes,
+// step-up), driven as the SDK's own transport drives it, with the tokens
+// kept in Storage.
 package client
 
 import (
