@@ -60,6 +60,10 @@ func NewHost(cfg Config, ln net.Listener, o HostOptions) (*Host, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, handler)
+	// Not the mux's plain-text 404: a client reading JSON-RPC gets a reason.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeRPCError(w, http.StatusNotFound, CodeInvalidRequest, "Not Found: the MCP endpoint is "+o.Path, nil)
+	})
 	h.hs = h.srv.HTTPServer(mux)
 	go func() { h.serveErr = h.hs.Serve(ln); close(h.served) }()
 	return h, nil
