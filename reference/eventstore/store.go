@@ -19,7 +19,8 @@
 // finished (see WithRequests) and has nothing left is replaced by a
 // tombstone that keeps its numbering and is evicted in turn. Sessions, the
 // standalone streams and the streams of requests still running are charged
-// but only Forget frees them.
+// but only Forget frees them; what the server holds in memory for its
+// sessions is charged by Hold, and freed by Unhold.
 //
 // Prime serves a server that replays a stream itself: it appends a priming
 // event and returns what to send after it.
@@ -79,6 +80,7 @@ type Stats struct {
 	Events     int   // retained events (all have data)
 	Bytes      int64 // retained data bytes
 	Cost       int64 // what MaxBytes bounds: data plus the overhead of every item
+	Held       int64 // of Cost, what the server holds in memory for its sessions (Hold)
 }
 
 // Store is an in-memory mcp.EventStore. It is safe for concurrent use.
@@ -100,7 +102,8 @@ type Store struct {
 	events   int
 	bytes    int64
 	cost     int64
-	fixed    int64 // cost of what only Forget frees: sessions and their standalone streams
+	fixed    int64 // cost of what only Forget frees: sessions and their standalone streams, and Hold's
+	held     int64 // Hold's charges
 	probes   int   // events looked at to find where a resume starts (see firstAfter)
 }
 
@@ -361,5 +364,6 @@ func (s *Store) Stats() Stats {
 		Events:     s.events,
 		Bytes:      s.bytes,
 		Cost:       s.cost,
+		Held:       s.held,
 	}
 }

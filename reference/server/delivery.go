@@ -123,6 +123,7 @@ type call struct {
 type note struct {
 	at     time.Time // when it was held
 	ix     int       // its standalone event index once sent there, else -1
+	cost   int64     // what holding it is charged to the replay store (charge)
 	ctx    context.Context
 	method string
 	req    mcp.Request
@@ -212,12 +213,19 @@ func (s *session) deliver(c *call, n note) error {
 	default:
 		p.route = routeHeld
 	}
-	s.hold(c, n)
+	if !s.hold(c, n) {
+		return s.toStandalone(n) // no room in memory: the store keeps it
+	}
 	return nil
 }
 
-// hold keeps n among c's notifications not known delivered. s.dmu is held.
-func (s *session) hold(c *call, n note) {
+// hold keeps n among c's notifications not known delivered, charged to the
+// replay store's bytes (see charge); it reports false, keeping nothing, if
+// there is no room for it there. s.dmu is held.
+func (s *session) hold(c *call, n note) bool {
+	if !s.charge(&n) {
+		return false
+	}
 	if c.taken == nil {
 		c.taken = make(chan struct{})
 		if s.holding == nil {
@@ -229,6 +237,36 @@ func (s *session) hold(c *call, n note) {
 	s.nheld++
 	if n.ix >= 0 {
 		s.nsent++
+	}
+	return true
+}
+
+// heldNoteCost is the memory a held notification takes beyond its params:
+// the note, its slot in its call's list, the request around the params.
+const heldNoteCost = 256
+
+// charge charges holding n to the replay store's bytes (--event-max-bytes),
+// as the store's own items are: its params (unless they are stored already,
+// sent to the standalone stream) and heldNoteCost. It reports false if the
+// store has no room for it.
+func (s *session) charge(n *note) bool {
+	n.cost = 0
+	if s.holder == nil {
+		return true
+	}
+	n.cost = heldNoteCost
+	if n.ix < 0 {
+		if b, err := json.Marshal(n.req.GetParams()); err == nil {
+			n.cost += int64(len(b))
+		}
+	}
+	return s.holder.Hold(n.cost)
+}
+
+// uncharge gives back what holding n was charged.
+func (s *session) uncharge(n note) {
+	if n.cost > 0 {
+		s.holder.Unhold(n.cost)
 	}
 }
 
@@ -493,6 +531,7 @@ func (s *session) settleSent(delivered func(ix int) bool) {
 			if n.ix >= 0 && delivered(n.ix) {
 				s.nheld--
 				s.nsent--
+				s.uncharge(n)
 				continue
 			}
 			kept = append(kept, n)
@@ -593,6 +632,7 @@ func (s *session) release(c *call) {
 		if n.ix >= 0 {
 			s.nsent--
 		}
+		s.uncharge(n)
 	}
 	s.nheld -= len(c.held)
 	c.held = nil

@@ -73,6 +73,9 @@ type session struct {
 	// redirectDelay is how long after a POST stream's cut its call's
 	// notifications wait before they go to a GET (Config.RedirectDelay).
 	redirectDelay time.Duration
+	// holder charges held notifications to the replay store's bytes; nil
+	// for a store that does not (Redis: notifications are not held there).
+	holder holder
 
 	// torn are POST streams whose events the store missed in an outage,
 	// true once marked there (outage.go). Under tmu, not dmu: the store's
@@ -90,7 +93,15 @@ func (srv *Server) newSession(id, principal string) *session {
 	s.park = srv.cfg.ParkCutNotes
 	s.resumeWait = srv.cfg.ResumeGETWait
 	s.redirectDelay = srv.cfg.RedirectDelay
+	s.holder, _ = srv.events.(holder)
 	return s
+}
+
+// holder is a replay store that charges what the server holds for it
+// (eventstore.Store.Hold).
+type holder interface {
+	Hold(n int64) bool
+	Unhold(n int64)
 }
 
 func newSession(id, principal string, clk clock.Clock, maxAge time.Duration) *session {
