@@ -62,7 +62,14 @@ func WriteMarkdown(w io.Writer, r *Run, docsBase string) error {
 		m.collapsed(fmt.Sprintf("Expected failures (%d), from --expected-failures", len(xfails)), xfails, blocked)
 	}
 	if len(passes)+len(skips) > 0 {
-		m.collapsed(fmt.Sprintf("Passed (%d) and skipped (%d)", len(passes), len(skips)), append(passes, skips...), nil)
+		var title []string
+		if len(passes) > 0 {
+			title = append(title, fmt.Sprintf("Passed (%d)", len(passes)))
+		}
+		if len(skips) > 0 {
+			title = append(title, fmt.Sprintf("skipped (%d)", len(skips)))
+		}
+		m.collapsed(strings.Join(title, " and "), append(passes, skips...), nil)
 	}
 	if unselected > 0 {
 		m.line(fmt.Sprintf("\n%d checks not selected (--profile, --label-filter, --focus or --scenario).\n", unselected))

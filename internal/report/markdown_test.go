@@ -81,6 +81,9 @@ func TestMarkdownPassed(t *testing.T) {
 			t.Errorf("Markdown lacks %q:\n%s", want, out)
 		}
 	}
+	if !strings.Contains(out, "<summary>Passed (1)</summary>") {
+		t.Errorf("the collapsed list is not titled by what it holds:\n%s", out)
+	}
 	if strings.Contains(out, "####") {
 		t.Errorf("a passing run has no failure sections:\n%s", out)
 	}
