@@ -1,0 +1,3 @@
+// Package action holds the GitHub Action's script (run.sh; action.yml is
+// at the repository root) and the tests that run it locally.
+package action

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The GitHub Action's logic (action.yml at the repository root): build
+# mcp-conform from this checkout, run it once per protocol version, write
+# the reports, append the Markdown report to the job summary and set the
+# step's outputs from the JSON report. Inputs come as INPUT_* variables.
+#
+#   run.sh cache   print the Go caches' paths and key to $GITHUB_OUTPUT
+#   run.sh         build and run
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# output NAME VALUE sets a step output.
+output() { printf '%s=%s\n' "$1" "$2" >>"${GITHUB_OUTPUT:-/dev/null}"; }
+
+# summary appends Markdown to the job summary.
+summary() { cat >>"${GITHUB_STEP_SUMMARY:-/dev/null}"; }
+
+die() {
+	echo "mcp-conform action: $*" >&2
+	printf '### ❌ mcp-conform: %s\n' "$*" | summary
+	exit 2
+}
+
+sha256() {
+	if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1"; else shasum -a 256 "$1"; fi | cut -c1-16
+}
+
+if [ "${1:-}" = cache ]; then
+	# Dedicated caches, so the build neither reuses nor disturbs the
+	# project's own Go caches; keyed on this checkout's go.sum.
+	dir="${RUNNER_TEMP:?}/mcp-conform-go"
+	output gomodcache "$dir/mod"
+	output gocache "$dir/build"
+	output key "mcp-conform-go-$(sha256 "$root/go.sum")"
+	exit 0
+fi
+
+mode=${INPUT_MODE:-server}
+reports=${INPUT_REPORTS:-mcp-conform-reports}
+strict=${INPUT_STRICT:-false}
+check_set=${INPUT_CHECK_SET:-all}
+
+# The command line shared by every version's run.
+args=()
+case "$mode" in
+server)
+	[ -z "${INPUT_CLIENT_COMMAND:-}" ] || die "client-command is for mode: client (this is mode: server)"
+	[ -z "${INPUT_URL:-}" ] || args+=(--url "$INPUT_URL")
+	[ -z "${INPUT_SERVER_COMMAND:-}" ] || args+=(--server-cmd "$INPUT_SERVER_COMMAND")
+	[ -z "${INPUT_TARGET_CONFIG:-}" ] || args+=(--target-config "$INPUT_TARGET_CONFIG")
+	args+=(--profile "$check_set")
+	case "$strict" in
+	true) args+=(--strict) ;;
+	false | "") ;;
+	*) die "strict must be true or false, got '$strict'" ;;
+	esac
+	;;
+client)
+	for v in URL SERVER_COMMAND TARGET_CONFIG; do
+		n="INPUT_$v"
+		[ -z "${!n:-}" ] || die "$(echo "$v" | tr 'A-Z_' 'a-z-') is for mode: server (this is mode: client)"
+	done
+	[ "$check_set" = all ] || die "check-set is for mode: server (client mode runs every client check; narrow it with args: --scenario ID)"
+	[ "$strict" != true ] || die "strict is for mode: server (client checks are all required)"
+	[ -z "${INPUT_CLIENT_COMMAND:-}" ] || args+=(--command "$INPUT_CLIENT_COMMAND")
+	;;
+*) die "mode must be server or client, got '$mode'" ;;
+esac
+[ -z "${INPUT_EXPECTED_FAILURES:-}" ] || args+=(--expected-failures "$INPUT_EXPECTED_FAILURES")
+
+# Links in the Markdown report go to this checkout's documents where it
+# is published: the action's repository and ref, or, for a local action
+# (uses: ./path), the workflow's repository at its commit.
+docs=${INPUT_DOCS_URL:-}
+server_url=${GITHUB_SERVER_URL:-https://github.com}
+if [ -z "$docs" ] && [ -n "${MCP_CONFORM_ACTION_REPOSITORY:-}" ] && [ -n "${MCP_CONFORM_ACTION_REF:-}" ]; then
+	docs="$server_url/$MCP_CONFORM_ACTION_REPOSITORY/blob/$MCP_CONFORM_ACTION_REF/"
+elif [ -z "$docs" ] && [ -n "${GITHUB_WORKSPACE:-}" ] && [ -n "${GITHUB_REPOSITORY:-}" ] && [ -n "${GITHUB_SHA:-}" ]; then
+	workspace=$(cd "$GITHUB_WORKSPACE" && pwd)
+	case "$root/" in
+	"$workspace"/*)
+		rel=${root#"$workspace"}
+		rel=${rel#/}
+		docs="$server_url/$GITHUB_REPOSITORY/blob/$GITHUB_SHA/${rel:+$rel/}"
+		;;
+	esac
+fi
+[ -z "$docs" ] || args+=(--docs-url "$docs")
+
+# Extra arguments, split as a shell would split them (quotes kept, nothing
+# expanded).
+if [ -n "${INPUT_ARGS//[[:space:]]/}" ]; then
+	split=$(mktemp)
+	printf '%s' "$INPUT_ARGS" | xargs printf '%s\0' >"$split" || die "args: cannot split '$INPUT_ARGS' (unbalanced quotes?)"
+	while IFS= read -r -d '' a; do args+=("$a"); done <"$split"
+	rm -f "$split"
+fi
+
+# Build from this checkout.
+bin="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/mcp-conform-bin/mcp-conform$(cd "$root" && go env GOEXE)"
+echo "building mcp-conform from $root"
+build_env=(GOTOOLCHAIN=local)
+if [ -n "${MCP_CONFORM_GOCACHE:-}" ]; then
+	build_env+=(GOCACHE="$MCP_CONFORM_GOCACHE" GOMODCACHE="$MCP_CONFORM_GOMODCACHE" GOFLAGS=-modcacherw)
+fi
+(cd "$root" && env "${build_env[@]}" go build -o "$bin" ./cmd/mcp-conform) || die "go build of mcp-conform failed (see the log)"
+
+# One run per protocol version, each in a folder of its own when there
+# are several.
+read -r -a versions <<<"$(printf '%s' "${INPUT_PROTOCOL_VERSION:-}" | tr ',' ' ')"
+[ "${#versions[@]}" -gt 0 ] || versions=("")
+
+# count FILE KEY reads a number from the JSON report's top level or its
+# counts object (the document is indented by mcp-conform: two spaces a
+# level).
+count() {
+	local n
+	n=$(sed -n -e "s/^  \"$2\": \([0-9][0-9]*\).*/\1/p" -e "/^  \"counts\": {/,/^  }/s/^    \"$2\": \([0-9][0-9]*\).*/\1/p" "$1" | head -n1)
+	echo "${n:-0}"
+}
+
+# Totals over the runs, total_<key> (bash 3 has no associative arrays).
+keys="pass fail warn skip inconclusive blocked stale expected-failure defects"
+for k in $keys; do printf -v "total_${k//-/_}" '%d' 0; done
+status=0
+for v in "${versions[@]}"; do
+	dir=$reports
+	[ "${#versions[@]}" -eq 1 ] || dir="$reports/$v"
+	mkdir -p "$dir" || die "cannot create the reports folder $dir"
+	run=("$bin" "$mode" ${args[@]+"${args[@]}"} --junit "$dir/junit.xml" --json "$dir/mcp-conform.json" --html "$dir/report.html" --markdown "$dir/summary.md")
+	[ -z "$v" ] || run+=(--protocol-version "$v")
+	rm -f "$dir/mcp-conform.json" "$dir/summary.md"
+	echo "::group::mcp-conform $mode${v:+ (protocol $v)}"
+	"${run[@]}" 2>&1 | tee "$dir/mcp-conform.log"
+	code=${PIPESTATUS[0]}
+	echo "::endgroup::"
+	echo "mcp-conform $mode${v:+ (protocol $v)}: exit $code"
+	if [ -s "$dir/summary.md" ]; then
+		summary <"$dir/summary.md"
+	else
+		{
+			printf '### ❌ mcp-conform %s%s: exit %s, no report\n\n' "$mode" "${v:+ (protocol $v)}" "$code"
+			printf '```\n'
+			tail -n 20 "$dir/mcp-conform.log" | cut -c1-300
+			printf '```\n'
+		} | summary
+	fi
+	if [ -s "$dir/mcp-conform.json" ]; then
+		for k in $keys; do
+			var="total_${k//-/_}"
+			printf -v "$var" '%d' $((${!var} + $(count "$dir/mcp-conform.json" "$k")))
+		done
+	fi
+	[ "$code" -le "$status" ] || status=$code
+done
+
+output pass "$total_pass"
+output fail "$total_fail"
+output warn "$total_warn"
+output skip "$total_skip"
+output inconclusive "$total_inconclusive"
+output blocked "$total_blocked"
+output stale "$total_stale"
+output expected-failure "$total_expected_failure"
+output defects "$total_defects"
+output exit-code "$status"
+output reports "$reports"
+exit "$status"
