@@ -178,6 +178,10 @@ var entries = []Entry{
 	{ID: "TASK-RESTART", Level: Res, Side: Server, Section: "tasks", SpecRef: resilience + "tasks-across-restarts", Sessionless: true, Needs: []Key{KeyTask}, Restarts: true, Exclusive: true, DependsOn: []string{"TASK-DURABLE-CREATE"},
 		Summary: "After a restart, a request for a task made before answers at once (the task, or -32602 if the store is not durable; never a hang or 5xx), and a new task runs to its result."},
 
+	// Server: the sessionless revision's HTTP transport (2026-07-28).
+	{ID: "MODERN-VERSION-UNSUPPORTED", Level: Must, Side: Server, Section: "modern", SpecRef: spec26Version, Sessionless: true,
+		Summary: "2026-07-28: a request naming a protocol version the server does not implement gets 400 and UnsupportedProtocolVersionError: -32022, data.supported listing its versions, data.requested, and the request's id (\"it MUST respond with 400 Bad Request and an UnsupportedProtocolVersionError listing its supported versions\")."},
+
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",
 		Summary: "Session id, server URL, last event id, last result and logs are in durable storage."},

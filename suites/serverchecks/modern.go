@@ -17,7 +17,25 @@ const unsupportedVersion = "2099-01-01"
 // modernChecks are the checks of the sessionless revision's HTTP
 // transport (2026-07-28): its errors, the legacy surface and cancellation.
 func modernChecks() []def {
-	return []def{}
+	return []def{
+		{id: "MODERN-VERSION-UNSUPPORTED", body: func(ctx context.Context, e *env) {
+			c := e.client(e.C.URL, e.Config.RequestHeader())
+			c.ProtocolVersion = unsupportedVersion
+			id := "version-" + newKey()
+			req, err := c.NewModernRequestID(ctx, id, "tools/list", nil, nil)
+			e.Expect(err).NotTo(HaveOccurred())
+			rerr, got := e.modernError(e.modernDo(req, "tools/list naming "+unsupportedVersion), "tools/list naming protocol version "+unsupportedVersion, http.StatusBadRequest, codeUnsupportedVersion)
+			var data struct {
+				Supported []string `json:"supported"`
+				Requested *string  `json:"requested"`
+			}
+			e.Expect(json.Unmarshal(rerr.Data, &data)).To(Succeed(), "UnsupportedProtocolVersionError data %s", rerr.Data)
+			e.Expect(data.Supported).To(ContainElement(e.target.ProtocolVersion), "data.supported %v: the versions the server supports, %s among them (server/discover lists it)", data.Supported, e.target.ProtocolVersion)
+			e.Expect(data.Requested).NotTo(BeNil(), "data.requested is missing: %s", rerr.Data)
+			e.Expect(*data.Requested).To(Equal(unsupportedVersion), "data.requested")
+			e.Expect(sameID(`"`+id+`"`, got)).To(BeTrue(), "the error's id is %s, not the request's %q", got, id)
+		}},
+	}
 }
 
 // rewriteMeta returns req with its body's _meta protocol version set to v.
