@@ -45,6 +45,7 @@ var commands = []command{
 	{"storm", "reset every connection of many sessions at once and count what the server lost", runStorm, nil},
 	{"list", "print the behaviour catalogue", runList, nil},
 	{"profile", "write a target profile to edit for a server, from the tools it advertises", runProfile, nil},
+	{"init", "write a target profile, a baseline and a GitHub workflow for a server's repository", runInit, nil},
 	// Not "serve": one letter from "server", which checks a server.
 	{"reference-server", "run the reference MCP server", runServe, []string{"serve"}},
 	{"call", "call a tool with the reference client, rejoining the session stored in a state directory", runCall, nil},

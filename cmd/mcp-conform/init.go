@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/harness"
+	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// The files init writes, relative to --dir (the server's repository).
+const (
+	initProfile  = "mcp-conform.yaml"
+	initExpected = "mcp-conform-expected-failures.txt"
+	initWorkflow = ".github/workflows/mcp-conform.yml"
+)
+
+const initUsage = `usage: mcp-conform init (--url URL | --server-cmd CMD [--url URL]) [--dir DIR] [--force]
+                        [--bearer-token TOKEN] [--profile SET] [--strict] [--protocol-version V] [--focus REGEX] [--action OWNER/REPO@REF]
+
+Writes what a server's repository needs to run mcp-conform in CI, into
+--dir: a target profile to edit, suggested from the server's tools/list
+(` + initProfile + `); a baseline of the checks the server fails today,
+each with why, from a first run with that profile (` + initExpected + `);
+and a GitHub Actions workflow that runs the mcp-conform action with both
+(` + initWorkflow + `). Then
+  mcp-conform server --url URL --target-config ` + initProfile + ` --expected-failures ` + initExpected + `
+passes on the same server, and fails on a new failure (or on a listed
+check that passes: delete its line). An existing file is never
+overwritten without --force. With --server-cmd the harness starts the
+server on a free port ({port} in the command and in --url, by default
+http://127.0.0.1:{port}/mcp), as the workflow's action will.
+
+Exit status: 0 files written, 1 the first run failed to complete,
+2 usage or setup error.
+
+flags:`
+
+func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o harness.Options
+	fs.StringVar(&o.URL, "url", "", "MCP endpoint of the server (with --server-cmd: default http://127.0.0.1:{port}/mcp)")
+	fs.StringVar(&o.ServerCmd, "server-cmd", "", "command that starts the server, with {port} for a free port")
+	fs.DurationVar(&o.ServerStartTimeout, "server-start-timeout", 30*time.Second, "how long a --server-cmd server may take to answer")
+	dir := fs.String("dir", ".", "the server's repository, where the files go")
+	force := fs.Bool("force", false, "overwrite files that exist")
+	profile := fs.String("profile", string(catalogue.ProfileAll), "checks to run: spec, resilience or all")
+	fs.BoolVar(&o.Strict, "strict", false, "failed SHOULD checks fail the run, so they go into the baseline too")
+	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")
+	fs.StringVar(&o.Focus, "focus", "", "run only the checks whose name matches this regexp, here and in the workflow")
+	token := fs.String("bearer-token", "", "send Authorization: Bearer TOKEN, for a server that needs one (it goes into the profile: use a test token)")
+	action := fs.String("action", defaultAction(), "the mcp-conform action the workflow uses, OWNER/REPO@REF: where this repository is published")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, initUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	switch {
+	case o.URL == "" && o.ServerCmd == "":
+		return usageError(errors.New("want --url URL, or --server-cmd CMD to start the server"))
+	case o.URL == "":
+		o.URL = "http://127.0.0.1:{port}/mcp"
+	}
+	if !strings.Contains(*action, "/") || !strings.Contains(*action, "@") {
+		return usageError(fmt.Errorf("--action must look like OWNER/REPO@REF, got %q", *action))
+	}
+	if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
+		return usageError(fmt.Errorf("--dir: %s is not a directory", *dir))
+	}
+	paths := map[string]string{}
+	var exist []string
+	for _, f := range []string{initProfile, initExpected, initWorkflow} {
+		paths[f] = filepath.Join(*dir, filepath.FromSlash(f))
+		if _, err := os.Stat(paths[f]); err == nil {
+			exist = append(exist, paths[f])
+		}
+	}
+	if len(exist) > 0 && !*force {
+		return usageError(fmt.Errorf("%s %s: nothing written (--force overwrites)", strings.Join(exist, ", "), plural(len(exist), "exists", "exist")))
+	}
+	o.Profile = catalogue.Profile(*profile)
+	o.Parallel = harness.DefaultParallel(catalogue.Server)
+	o.Timeout = harness.DefaultTimeout
+
+	w := &initWriter{force: *force}
+	defer w.undo()
+	text, err := suggestFor(ctx, o, *token)
+	if err != nil {
+		return verdict(nil, err)
+	}
+	if err := w.write(paths[initProfile], withToken(text, *token)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "mcp-conform init: a first run with %s, to find what the server fails today\n", paths[initProfile])
+	o.TargetConfig = paths[initProfile]
+	// The run rewrites the profile with what each missing key would enable.
+	o.SuggestProfile = paths[initProfile]
+	run, err := harness.Run(ctx, o, stdout, stderr)
+	if se := new(harness.SetupError); errors.As(err, &se) {
+		return usageError(fmt.Errorf("the first run: %w", se))
+	} else if err != nil {
+		return fmt.Errorf("the first run: %w", err)
+	}
+	if err := finishProfile(paths[initProfile], run.Target, o.URL, *token); err != nil {
+		return err
+	}
+	failed := baseline(run, o, time.Now())
+	if err := w.write(paths[initExpected], failed); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(paths[initWorkflow]), 0o755); err != nil {
+		return err
+	}
+	if err := w.write(paths[initWorkflow], workflow(o, *action)); err != nil {
+		return err
+	}
+	w.keep()
+	n := run.Counts[report.Fail]
+	fmt.Fprintf(stdout, "\nwrote %s (edit it: each key you fill in enables checks)\n", paths[initProfile])
+	fmt.Fprintf(stdout, "wrote %s (%d %s the server fails today)\n", paths[initExpected], n, plural(n, "check", "checks"))
+	fmt.Fprintf(stdout, "wrote %s (it uses %s: change that if your copy of mcp-conform is published elsewhere)\n", paths[initWorkflow], *action)
+	if i := run.Counts[report.Inconclusive]; i > 0 {
+		fmt.Fprintf(stdout, "note: %d %s inconclusive in this run; they are not in the baseline\n", i, plural(i, "check was", "checks were"))
+	}
+	fmt.Fprintf(stdout, "\nNext: mcp-conform server %s--target-config %s --expected-failures %s\n",
+		targetFlags(o), shellQuote(paths[initProfile]), shellQuote(paths[initExpected]))
+	return nil
+}
+
+// suggestFor starts the server if init was given its command, and returns
+// the target profile suggested from its tools.
+func suggestFor(ctx context.Context, o harness.Options, token string) (string, error) {
+	url := o.URL
+	if o.ServerCmd != "" {
+		p, err := harness.StartProcess(ctx, o.ServerCmd, o.URL, o.ServerStartTimeout)
+		if err != nil {
+			return "", &harness.SetupError{Err: err}
+		}
+		defer p.Close()
+		url = p.URL()
+	}
+	cfg := &target.Config{}
+	if token != "" {
+		cfg.Headers = map[string]string{"Authorization": "Bearer " + token}
+	}
+	text, err := harness.SuggestProfile(ctx, url, o.ProtocolVersion, cfg)
+	// The server's port is the first run's; the profile is for every run.
+	return strings.Replace(text, url, o.URL, 1), err
+}
+
+// tokenNote starts the headers block init adds for --bearer-token.
+const tokenNote = "# The bearer token given to mcp-conform init (--bearer-token)"
+
+// withToken adds the token to a suggested profile as a header of every
+// request (its own headers and principals blocks are commented out).
+func withToken(text, token string) string {
+	if token == "" || strings.Contains(text, tokenNote) {
+		return text
+	}
+	return text + "\n" + tokenNote + `.
+# Declaring two principals instead (above) also enables RECREATE-OWNER-ONLY
+# and RESUME-TOKEN-OWNER.
+headers:
+  Authorization: ` + yamlString("Bearer "+token) + "\n"
+}
+
+// finishProfile puts back what the first run's rewrite of the profile
+// (with what each missing key would enable) leaves out: the server's URL
+// as given, and the token.
+func finishProfile(path, runURL, url, token string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := withToken(strings.Replace(string(data), runURL, url, 1), token)
+	return os.WriteFile(path, []byte(text), 0o644)
+}
+
+// initWriter writes init's files, and removes those it created when init
+// does not finish, so that running it again needs no --force.
+type initWriter struct {
+	force   bool
+	created []string
+}
+
+func (w *initWriter) write(path, text string) error {
+	if _, err := os.Stat(path); err != nil {
+		w.created = append(w.created, path)
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
+}
+
+func (w *initWriter) keep() { w.created = nil }
+
+func (w *initWriter) undo() {
+	for _, p := range w.created {
+		os.Remove(p)
+	}
+}
+
+// baseline is the expected-failures file: the checks that failed the run,
+// each with the first line of why.
+func baseline(run *report.Run, o harness.Options, now time.Time) string {
+	var b strings.Builder
+	server := "the server at " + o.URL
+	if o.ServerCmd != "" {
+		server = "the server '" + o.ServerCmd + "' starts"
+	}
+	fmt.Fprintf(&b, "# The checks %s fails, found by mcp-conform init\n# on %s", server, now.UTC().Format(time.DateOnly))
+	fmt.Fprintf(&b, " (check set %s, protocol %s%s), each with the first line of why.\n", o.Profile, run.ProtocolVersion, map[bool]string{true: ", strict"}[o.Strict])
+	b.WriteString("# A listed check may fail; one that passes fails the run: when you fix\n")
+	b.WriteString("# one, delete its line. A failure not listed here fails the run.\n\n")
+	n := 0
+	for _, c := range report.RootsFirst(run.Checks) {
+		if c.Verdict != report.Fail {
+			continue
+		}
+		n++
+		why := strings.Join(strings.Fields(oneLine(c.Message)), " ")
+		if r := []rune(why); len(r) > 200 {
+			why = string(r[:199]) + "…"
+		}
+		fmt.Fprintf(&b, "%-28s # %s: %s\n", c.ID, c.Level, why)
+	}
+	if n == 0 {
+		b.WriteString("# None: every required check passed.\n")
+	}
+	return b.String()
+}
+
+// oneLine is the first non-empty line of s.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// targetFlags are the server flags that reach the target, for the
+// command init suggests next.
+func targetFlags(o harness.Options) string {
+	s := ""
+	if o.ServerCmd != "" {
+		s += "--server-cmd " + shellQuote(o.ServerCmd) + " "
+	}
+	s += "--url " + shellQuote(o.URL) + " "
+	if o.Profile != catalogue.ProfileAll {
+		s += "--profile " + string(o.Profile) + " "
+	}
+	if o.Strict {
+		s += "--strict "
+	}
+	if o.ProtocolVersion != wire.DefaultProtocolVersion {
+		s += "--protocol-version " + o.ProtocolVersion + " "
+	}
+	if o.Focus != "" {
+		s += "--focus " + shellQuote(o.Focus) + " "
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
