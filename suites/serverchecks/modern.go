@@ -35,6 +35,30 @@ func modernChecks() []def {
 			e.Expect(*data.Requested).To(Equal(unsupportedVersion), "data.requested")
 			e.Expect(sameID(`"`+id+`"`, got)).To(BeTrue(), "the error's id is %s, not the request's %q", got, id)
 		}},
+
+		{id: "MODERN-HEADER-MISMATCH", body: func(ctx context.Context, e *env) {
+			type mismatch struct {
+				what string
+				req  *http.Request
+			}
+			var cases []mismatch
+			req := e.modernRequest(ctx, nil, "tools/list", map[string]any{"_meta": map[string]any{}})
+			cases = append(cases, mismatch{"MCP-Protocol-Version 2026-07-28 with _meta naming 2025-11-25", e.rewriteMeta(req, "2025-11-25")})
+			req = e.modernRequest(ctx, nil, "tools/list", nil)
+			req.Header.Set(wire.HeaderMcpMethod, "tools/call")
+			cases = append(cases, mismatch{"Mcp-Method tools/call on a tools/list", req})
+			req = e.modernRequest(ctx, nil, "tools/list", nil)
+			req.Header.Del(wire.HeaderMcpMethod)
+			cases = append(cases, mismatch{"no Mcp-Method header", req})
+			if name := e.harmlessTool(); name != "" {
+				req = e.modernRequest(ctx, nil, "tools/call", wire.ToolParams(name, map[string]any{}, ""))
+				req.Header.Set(wire.HeaderMcpName, name+"-other")
+				cases = append(cases, mismatch{"Mcp-Name " + name + "-other on a tools/call of " + name, req})
+			}
+			for _, k := range cases {
+				e.modernError(e.modernDo(k.req, k.what), k.what, http.StatusBadRequest, codeHeaderMismatch)
+			}
+		}},
 	}
 }
 
