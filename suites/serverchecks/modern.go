@@ -59,6 +59,11 @@ func modernChecks() []def {
 				e.modernError(e.modernDo(k.req, k.what), k.what, http.StatusBadRequest, codeHeaderMismatch)
 			}
 		}},
+
+		{id: "MODERN-METHOD-404", body: func(ctx context.Context, e *env) {
+			req := e.modernRequest(ctx, nil, "mcp-conform/no-such-method", nil)
+			e.modernError(e.modernDo(req, "an unknown method"), "a request of the unknown method mcp-conform/no-such-method", http.StatusNotFound, codeMethodNotFound)
+		}},
 	}
 }
 
