@@ -26,14 +26,18 @@ with a progress token (without TOOL: lists the tools) and prints one JSON
 object per line: status changes, notifications as they arrive, then the
 result. --resume starts no call: it reattaches to the call that was in flight
 when the previous process died and prints the rest of it. --disconnect ends
-the stored session (DELETE) and clears it. --task runs TOOL as a task
+the stored session (DELETE) and clears it. The server's requests
+(elicitation, sampling, roots) are refused unless --elicit, --sample or
+--root say how to answer them. --task runs TOOL as a task
 (params.task): the task id is stored in DIR at once and the task polled at
 its pollInterval to its result, printing a task line per status; --resume
 then polls the stored task (in a new session if need be) instead.
 With --protocol-version 2026-07-28 there is no session: the client asks
-server/discover, declares the io.modelcontextprotocol/tasks extension on
-every request and reads the task's result inline from tasks/get; only
---task calls, --resume of a stored task and listing tools work there.
+server/discover (and initializes instead if the server speaks only an older
+revision), declares the io.modelcontextprotocol/tasks extension on every
+request, re-issues a request whose response stream broke, and reads a
+task's result inline from tasks/get; --resume re-issues the call in flight
+as a new request.
 
 Exit status: 0 success, 1 failure (including a tool result with isError),
 2 usage error.
@@ -48,6 +52,7 @@ type callFlags struct {
 	reconnectWait, settle, timeout           time.Duration
 	tool                                     string
 	args                                     json.RawMessage
+	answers                                  answerFlags
 }
 
 func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
@@ -61,13 +66,14 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	fs.BoolVar(&f.disconnect, "disconnect", false, "end the stored session (DELETE) and clear it")
 	fs.BoolVar(&f.task, "task", false, "run TOOL as a task: store its id, poll it to its result (--resume polls a stored task)")
 	fs.StringVar(&f.reconnect, "reconnect", string(client.Auto), "how to rejoin a stored session: reinit (initialize with the stored id), reuse (no initialize), or auto (reuse while a call is in flight, else reinit)")
-	fs.StringVar(&f.version, "protocol-version", client.DefaultProtocolVersion, "protocol revision: offered in initialize, or 2026-07-28 (no session: server/discover, tasks through the io.modelcontextprotocol/tasks extension)")
+	fs.StringVar(&f.version, "protocol-version", client.DefaultProtocolVersion, "protocol revision: offered in initialize, or 2026-07-28 (no session: server/discover, per-request _meta, tasks through the io.modelcontextprotocol/tasks extension)")
 	fs.DurationVar(&f.reconnectDelay, "reconnect-delay", client.DefaultReconnectDelay, "wait before reopening a cut stream when the server sent no retry field")
 	fs.DurationVar(&f.maxReconnectDelay, "max-reconnect-delay", client.DefaultMaxReconnectDelay, "cap of the reconnect delay while attempts keep failing")
 	fs.DurationVar(&f.reconnectWait, "reconnect-wait", 0, "pause before a new session replaces one the server dropped")
 	fs.DurationVar(&f.settle, "settle", client.DefaultSettle, "after a resumed call's result, wait this long for its last notifications (negative: none)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (0: never)")
 	fs.BoolVar(&f.verbose, "v", false, "log the client's reconnects and resumptions to stderr")
+	f.answers.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, callUsage)
 		fs.PrintDefaults()
@@ -97,6 +103,9 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	if err := client.CheckProtocolVersion(f.version); err != nil {
 		return nil, usageError(fmt.Errorf("--protocol-version: %w", err))
 	}
+	if err := f.answers.check(); err != nil {
+		return nil, usageError(err)
+	}
 	if len(rest) > 0 {
 		f.tool = rest[0]
 		f.args = json.RawMessage(`{}`)
@@ -108,8 +117,8 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 		}
 		f.args = json.RawMessage(rest[1])
 	}
-	if f.version == client.ModernProtocolVersion && (f.disconnect || (f.tool != "" && !f.task)) {
-		return nil, usageError(fmt.Errorf("--protocol-version %s has no sessions: a call runs there only as a task (--task), and there is no session to --disconnect", client.ModernProtocolVersion))
+	if f.version == client.ModernProtocolVersion && f.disconnect {
+		return nil, usageError(fmt.Errorf("--protocol-version %s has no sessions: there is no session to --disconnect", client.ModernProtocolVersion))
 	}
 	if f.settle == 0 {
 		f.settle = -1 // Options' zero means the default; the flag's means none
@@ -137,7 +146,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	c, err := client.New(client.Options{
+	opts := client.Options{
 		URL:               f.url,
 		Storage:           st,
 		BearerToken:       f.token,
@@ -151,7 +160,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		OnNotification:    out.notification,
 		OnTask:            out.task,
 		Logger:            logger,
-	})
+	}
+	f.answers.apply(&opts)
+	c, err := client.New(opts)
 	if err != nil {
 		return err
 	}

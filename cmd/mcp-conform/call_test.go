@@ -359,7 +359,6 @@ func TestCallUsage(t *testing.T) {
 		{[]string{"call", "--state-dir", dir, "--timeout", "-1s"}, "must not be negative"},
 		{[]string{"call", "--state-dir", dir, "--bogus"}, "flag provided but not defined"},
 		{[]string{"call", "--state-dir", dir, "--protocol-version", "2099-01-01"}, "is not supported; use one of"},
-		{[]string{"call", "--state-dir", dir, "--protocol-version", "2026-07-28", "echo"}, "only as a task (--task)"},
 		{[]string{"call", "--state-dir", dir, "--protocol-version", "2026-07-28", "--disconnect"}, "no session to --disconnect"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -502,8 +501,9 @@ func TestCallFailures(t *testing.T) {
 }
 
 // TestCallTaskModern: call --task --protocol-version 2026-07-28 connects
-// with no session, prints the task's lines and its result, lists the tools; --resume of a
-// task the server does not know says it is forgotten and fails.
+// with no session, prints the task's lines and its result, lists the tools,
+// makes a plain call; --resume of a task the server does not know says it
+// is forgotten and fails.
 func TestCallTaskModern(t *testing.T) {
 	s := newRefServer(t, server.Config{TaskPollInterval: 20 * time.Millisecond})
 	dir := t.TempDir()
@@ -537,6 +537,10 @@ func TestCallTaskModern(t *testing.T) {
 	if code := run(context.Background(), []string{"call", "--state-dir", dir, "--protocol-version", "2026-07-28"}, &stdout, io.Discard); code != exitOK || !strings.Contains(stdout.String(), `"name":"long_operation"`) {
 		t.Fatalf("tools under 2026-07-28: exit %d\n%s", code, stdout.String())
 	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"call", "--state-dir", dir, "--protocol-version", "2026-07-28", "echo", `{"text":"plain"}`}, &stdout, io.Discard); code != exitOK || !strings.Contains(stdout.String(), `"text":"plain"`) {
+		t.Fatalf("a plain call under 2026-07-28: exit %d\n%s", code, stdout.String())
+	}
 
 	st, err := storage.Open(dir)
 	if err != nil {
@@ -550,5 +554,43 @@ func TestCallTaskModern(t *testing.T) {
 	code := run(context.Background(), []string{"call", "--state-dir", dir, "--protocol-version", "2026-07-28", "--resume"}, &stdout, io.Discard)
 	if code != exitFail || !strings.Contains(stdout.String(), "task GONEGONEGONEGONEGONEGONEGO is gone, forgotten") {
 		t.Fatalf("resume of an unknown task: exit %d\n%s", code, stdout.String())
+	}
+}
+
+// TestCallAnswers: --elicit, --elicit-content, --sample and --root answer
+// the server's requests on the call's stream (the reference server's
+// conformance tools ask them); without them the requests are refused.
+func TestCallAnswers(t *testing.T) {
+	s := newRefServer(t, server.Config{ConformanceTools: true})
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"--elicit", "accept", "--elicit-content", `{"username":"ann"}`, "test_elicitation_sep1034_defaults", `{}`}, `action=accept, content={\"age\":30,\"name\":\"John Doe\",\"score\":95.5,\"status\":\"active\",\"username\":\"ann\",\"verified\":true}`, exitOK},
+		{[]string{"--elicit", "decline", "test_elicitation", `{}`}, "action=decline", exitOK},
+		{[]string{"--sample", "it is sunny", "test_sampling", `{"prompt":"weather?"}`}, `it is sunny`, exitOK},
+		{[]string{"test_sampling", `{"prompt":"weather?"}`}, `"type":"error"`, exitFail},
+	} {
+		var stdout bytes.Buffer
+		args := append([]string{"call", "--state-dir", t.TempDir(), "--url", s.url}, tc.args...)
+		code := run(context.Background(), args, &stdout, io.Discard)
+		if code != tc.code || !strings.Contains(stdout.String(), tc.want) {
+			t.Errorf("%v: exit %d, want %d with %q in\n%s", tc.args, code, tc.code, tc.want, stdout.String())
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--elicit", "maybe"}, "--elicit must be accept, decline or cancel"},
+		{[]string{"--elicit-content", `{}`}, "--elicit-content needs --elicit accept"},
+		{[]string{"--elicit", "accept", "--elicit-content", `[1]`}, "must be a JSON object"},
+	} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"call", "--state-dir", t.TempDir()}, tc.args...), io.Discard, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 containing %q", tc.args, code, stderr.String(), tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,15 +21,21 @@ type ToolResult struct {
 // CallTool calls a tool with a progress token. Its notifications go to
 // OnNotification as they come. While it runs it is stored as in flight, with
 // its stream's position, so that a restarted client can ResumeCall it.
+//
+// Under the sessionless revision the call carries the Mcp-Param headers of
+// its tool's x-mcp-header parameters (the tools are listed first if the
+// client does not know them yet), and a broken response stream re-issues
+// it once as a new request.
 func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResult, error) {
-	if c.modern() {
-		return nil, ErrSessionless
-	}
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("tool arguments: %w", err)
 	}
-	return c.callOp(ctx, &operation{method: "tools/call", tool: name, args: objectArgs(raw)})
+	op := &operation{method: "tools/call", tool: name, args: objectArgs(raw)}
+	if c.modern() {
+		return c.callModern(ctx, op)
+	}
+	return c.callOp(ctx, op)
 }
 
 // ResumeCall reattaches to the call that was in flight when the previous
@@ -36,14 +43,19 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResu
 // result; the notifications it missed are handed over first, once. If the
 // session was replaced meanwhile, the call is lost (CallLostError) unless
 // the server's resume hint names its tool: it is then issued again with the
-// stored resume token.
+// stored resume token. Under the sessionless revision, which resumes no
+// stream, the call is re-issued as a new request.
 func (c *Client) ResumeCall(ctx context.Context) (*ToolResult, error) {
-	if c.modern() {
-		return nil, fmt.Errorf("%w; no task is stored to resume", ErrSessionless)
-	}
 	rec, ok := c.st.latestInFlight()
 	if !ok {
 		return nil, ErrNothingToResume
+	}
+	if c.modern() {
+		if err := c.st.dropInFlight(rec.RequestID); err != nil {
+			return nil, persistErr("call", err)
+		}
+		c.log.Info("re-issuing the interrupted call as a new request ("+ModernProtocolVersion+" resumes no stream)", "tool", rec.Tool, "was", rec.RequestID)
+		return c.callModern(ctx, &operation{method: "tools/call", tool: rec.Tool, args: objectArgs(rec.Arguments)})
 	}
 	sess, err := c.current()
 	if err != nil {
@@ -73,17 +85,56 @@ func (c *Client) callOp(ctx context.Context, op *operation) (*ToolResult, error)
 	if err != nil {
 		return nil, err
 	}
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(resp.Result, &res); err != nil {
-		return nil, fmt.Errorf("decoding tool result: %w", err)
-	}
 	var id string
 	json.Unmarshal(resp.ID, &id)
-	out := &ToolResult{RequestID: id, Tool: op.tool, Raw: resp.Result, Result: &res}
-	if err := c.st.setJSON(KeyLastResult, LastResult{Tool: op.tool, RequestID: id, Result: resp.Result, At: c.clk.Now()}); err != nil {
+	return c.callDone(op, id, resp.Result)
+}
+
+// callModern runs a call of the sessionless revision. It is stored in flight
+// until its outcome, so that a killed client re-issues it (ResumeCall).
+func (c *Client) callModern(ctx context.Context, op *operation) (*ToolResult, error) {
+	if _, err := c.current(); err != nil {
+		return nil, err
+	}
+	hdr, err := c.paramHeadersFor(ctx, op.tool, op.args)
+	if err != nil {
+		return nil, err
+	}
+	rec := InFlightCall{RequestID: c.newID(), Tool: op.tool, Arguments: op.args, Started: c.clk.Now()}
+	rec.ProgressToken = "p-" + rec.RequestID
+	if err := c.st.putInFlight(rec); err != nil {
+		return nil, persistErr("call", err)
+	}
+	params := map[string]any{"name": op.tool, "arguments": op.args, "_meta": map[string]any{"progressToken": rec.ProgressToken}}
+	raw, id, err := c.modernCall(ctx, "tools/call", params, hdr)
+	if errors.Is(err, ErrClosed) {
+		return nil, err // kept: the next client re-issues it
+	}
+	if derr := c.st.dropInFlight(rec.RequestID); derr != nil {
+		return nil, errors.Join(err, persistErr("call", derr))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := asTask(raw); ok {
+		// The server made the call a task (the client declares the tasks
+		// extension): it is kept and polled as CallToolTask's is.
+		return c.adoptTask(ctx, op.tool, op.args, t)
+	}
+	return c.callDone(op, id, raw)
+}
+
+// callDone decodes a call's result and stores it, with its resume tokens.
+func (c *Client) callDone(op *operation, id string, raw json.RawMessage) (*ToolResult, error) {
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("decoding tool result: %w", err)
+	}
+	out := &ToolResult{RequestID: id, Tool: op.tool, Raw: raw, Result: &res}
+	if err := c.st.setJSON(KeyLastResult, LastResult{Tool: op.tool, RequestID: id, Result: raw, At: c.clk.Now()}); err != nil {
 		return out, persistErr("last result", err)
 	}
-	return out, c.remember(resp.Result)
+	return out, c.remember(raw)
 }
 
 // remember keeps the resume tokens of a result as conversation state.

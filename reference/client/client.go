@@ -75,6 +75,7 @@ type Client struct {
 	clk      clock.WithTicker
 	idPrefix string // request ids are unique across restarts without storing a counter
 	nextID   atomic.Int64
+	proto    atomic.Value // string: the revision spoken (see revision)
 
 	life context.Context // ends at Close
 	stop context.CancelCauseFunc
@@ -97,7 +98,8 @@ type Client struct {
 	// network; zero while it handles events (see settle).
 	getWaitingSince time.Time
 	pendingHint     *ResumeHint
-	watch           map[string]bool // resume token fields to remember
+	watch           map[string]bool     // resume token fields to remember
+	tools           map[string]toolInfo // by name, from the last ListTools
 
 	deliverMu sync.Mutex // one event at a time: dedupe, persist, hand over
 	seen      seenSet
@@ -150,6 +152,7 @@ func New(opts Options) (*Client, error) {
 		watch:      map[string]bool{},
 		getChanged: make(chan struct{}),
 	}
+	c.proto.Store(opts.ProtocolVersion)
 	for _, f := range opts.ResumeTokenFields {
 		c.watch[f] = true
 	}

@@ -25,7 +25,11 @@ func (c *Client) Connect(ctx context.Context) (err error) {
 	ctx, cancel := c.bind(ctx)
 	defer cancel()
 	if c.modern() {
-		return c.discover(ctx)
+		v, err := c.discover(ctx)
+		if err != nil || v == "" {
+			return err
+		}
+		c.proto.Store(v) // a server of an older revision: the handshake, then
 	}
 	defer func() {
 		// Connected means listening: what the server sends on the
@@ -142,12 +146,12 @@ func (c *Client) rejoin(ctx context.Context, old session, mode ReconnectMode) (s
 // re-initializing a live session), then notifications/initialized.
 func (c *Client) initialize(ctx context.Context, with session) (session, error) {
 	id := c.newID()
-	// No capability is declared: the client answers no server request but
-	// ping. (mcp.ClientCapabilities would always declare roots.)
+	// A capability is declared for each handler Options sets, and no other
+	// (mcp.ClientCapabilities would always declare roots).
 	params := map[string]any{
-		"protocolVersion": c.opts.ProtocolVersion,
-		"capabilities":    map[string]any{},
-		"clientInfo":      &mcp.Implementation{Name: c.opts.ClientName, Version: "0.1.0"},
+		"protocolVersion": c.revision(),
+		"capabilities":    c.capabilities(),
+		"clientInfo":      &mcp.Implementation{Name: c.opts.ClientName, Version: clientVersion},
 	}
 	a, err := c.send(ctx, http.MethodPost, with, request(id, "initialize", params), "")
 	if err != nil {

@@ -40,8 +40,8 @@ func TestModernTaskSurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestModernTaskLost: -32602 for the stored task forgets it; a plain call
-// has no session to run in.
+// TestModernTaskLost: -32602 for the stored task forgets it; there is no
+// session to end.
 func TestModernTaskLost(t *testing.T) {
 	e := newEnv(t, server.Config{TaskPollInterval: 20 * time.Millisecond})
 	st := storage.NewMemory()
@@ -57,8 +57,8 @@ func TestModernTaskLost(t *testing.T) {
 	if _, ok := c.StoredTask(); ok {
 		t.Fatal("the lost task is still stored")
 	}
-	if _, err := c.CallTool(ctx(t), "long_operation", nil); !errors.Is(err, client.ErrSessionless) {
-		t.Fatalf("plain call: %v", err)
+	if err := c.Disconnect(ctx(t), client.DisconnectOptions{ClearSession: true}); !errors.Is(err, client.ErrSessionless) {
+		t.Fatalf("disconnect: %v", err)
 	}
 	if err := client.CheckProtocolVersion("2099-01-01"); err == nil || !strings.Contains(err.Error(), client.ModernProtocolVersion) {
 		t.Fatalf("unsupported version: %v", err)

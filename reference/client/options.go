@@ -1,10 +1,12 @@
 package client
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"k8s.io/utils/clock"
 
 	"github.com/mcp-conform/mcp-conform/reference/client/storage"
@@ -84,6 +86,20 @@ type Options struct {
 	// OnTask gets a task's status when it is created and when polling
 	// sees it change (CallToolTask, ResumeTask).
 	OnTask func(TaskEvent)
+
+	// The server's requests to the client (on a call's stream, or as the
+	// input requests of a 2026-07-28 InputRequiredResult) are answered by
+	// these; each one set declares its capability, and a request without
+	// one is refused (-32601, or the call fails under 2026-07-28).
+	//
+	// OnElicit answers elicitation/create. An "accept" whose content leaves
+	// out a property with a schema default gets that default (SEP-1034).
+	OnElicit func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// OnSample answers sampling/createMessage.
+	OnSample func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// Roots answer roots/list (an empty, non-nil list declares the
+	// capability with no root).
+	Roots []*mcp.Root
 
 	// Clock times every wait; tests inject a fake one.
 	Clock  clock.WithTicker

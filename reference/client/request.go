@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // operation is one request the user asked for; a retry sends it again as a
@@ -244,33 +242,4 @@ func (c *Client) Request(ctx context.Context, method string, params any) (json.R
 		return nil, err
 	}
 	return resp.Result, nil
-}
-
-// ListTools lists every tool, following pagination.
-func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	var out []*mcp.Tool
-	cursor := ""
-	for {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		var r mcp.ListToolsResult
-		if err := c.requestInto(ctx, "tools/list", params, &r); err != nil {
-			return nil, err
-		}
-		out = append(out, r.Tools...)
-		if r.NextCursor == "" || r.NextCursor == cursor {
-			return out, nil
-		}
-		cursor = r.NextCursor
-	}
-}
-
-func (c *Client) requestInto(ctx context.Context, method string, params, out any) error {
-	raw, err := c.Request(ctx, method, params)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, out)
 }

@@ -1,8 +1,10 @@
 package client_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -52,7 +54,9 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 		Params json.RawMessage `json:"params"`
 	}
 	if r.Method == http.MethodPost {
-		json.NewDecoder(r.Body).Decode(&msg)
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body)) // for post to read again
+		json.Unmarshal(body, &msg)
 		sr.RPC = msg.Method
 		if msg.Method == "tools/call" {
 			s.mu.Lock()

@@ -152,20 +152,6 @@ func (c *Client) deliver(sess session, src source, eventID string, m *message) (
 	return true, nil
 }
 
-// answerServer answers a server-to-client request: ping, and "not
-// supported" for everything else (this client offers no capabilities).
-func (c *Client) answerServer(ctx context.Context, sess session, m *message) {
-	var resp map[string]any
-	if m.Method == "ping" {
-		resp = map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}}
-	} else {
-		resp = map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": RPCError{Code: -32601, Message: "method not supported by this client: " + m.Method}}
-	}
-	if a, err := c.send(ctx, http.MethodPost, sess, resp, ""); err == nil {
-		a.close()
-	}
-}
-
 // follow reads the stream of request p until its response, resuming it by
 // GET with Last-Event-ID after each cut, after the server's retry delay if
 // it gave one (CLI-RESUME, CLI-RETRY-FIELD). a nil a starts with a resume.

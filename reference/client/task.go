@@ -88,6 +88,11 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args json.RawMes
 	if err != nil {
 		return nil, err
 	}
+	return c.adoptTask(ctx, name, args, created)
+}
+
+// adoptTask stores a created task before anything else, then polls it.
+func (c *Client) adoptTask(ctx context.Context, name string, args json.RawMessage, created task) (*ToolResult, error) {
 	rec := TaskRecord{TaskID: created.TaskID, Tool: name, Arguments: args, Status: created.Status,
 		PollMS: created.PollInterval, Created: c.clk.Now()}
 	if err := c.st.setJSON(KeyTask, rec); err != nil {
