@@ -185,6 +185,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: MCP-Protocol-Version differing from _meta's version, Mcp-Method differing from the method or missing, and Mcp-Name differing from a tools/call's name each get 400 and HeaderMismatch (-32020) (\"servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC error response\" with -32020)."},
 	{ID: "MODERN-METHOD-404", Level: Must, Side: Server, Section: "modern", SpecRef: spec26Version, Sessionless: true,
 		Summary: "2026-07-28: a request of a method the server does not implement gets 404 with JSON-RPC error -32601 (\"it MUST respond with 404 Not Found and a JSON-RPC error with code -32601\")."},
+	{ID: "MODERN-ERROR-ID", Level: Must, Side: Server, Section: "modern", SpecRef: spec26Errors, Sessionless: true,
+		Summary: "2026-07-28: the errors for an unknown method, a header mismatch and an unsupported version carry their request's id exactly (strings and integers; JSONRPC-ID-ECHO tries stranger ids) (\"Error responses MUST include the same ID as the request they correspond to\")."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

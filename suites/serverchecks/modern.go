@@ -64,6 +64,8 @@ func modernChecks() []def {
 			req := e.modernRequest(ctx, nil, "mcp-conform/no-such-method", nil)
 			e.modernError(e.modernDo(req, "an unknown method"), "a request of the unknown method mcp-conform/no-such-method", http.StatusNotFound, codeMethodNotFound)
 		}},
+
+		{id: "MODERN-ERROR-ID", body: func(ctx context.Context, e *env) { e.errorIDs(ctx) }},
 	}
 }
 
