@@ -189,6 +189,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: the errors for an unknown method, a header mismatch and an unsupported version carry their request's id exactly (strings and integers; JSONRPC-ID-ECHO tries stranger ids) (\"Error responses MUST include the same ID as the request they correspond to\")."},
 	{ID: "MODERN-GET-405", Level: Should, Side: Server, Section: "modern", SpecRef: spec26Legacy, Sessionless: true,
 		Summary: "2026-07-28: GET on the MCP endpoint, naming the revision, gets 405 (\"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\")."},
+	{ID: "MODERN-DELETE-405", Level: Should, Side: Server, Section: "modern", SpecRef: spec26Legacy, Sessionless: true,
+		Summary: "2026-07-28: DELETE on the MCP endpoint, naming the revision, gets 405 (\"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\")."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

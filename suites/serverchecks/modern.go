@@ -68,6 +68,7 @@ func modernChecks() []def {
 		{id: "MODERN-ERROR-ID", body: func(ctx context.Context, e *env) { e.errorIDs(ctx) }},
 
 		{id: "MODERN-GET-405", body: func(ctx context.Context, e *env) { e.expect405(ctx, http.MethodGet) }},
+		{id: "MODERN-DELETE-405", body: func(ctx context.Context, e *env) { e.expect405(ctx, http.MethodDelete) }},
 	}
 }
 
