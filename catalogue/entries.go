@@ -191,6 +191,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: GET on the MCP endpoint, naming the revision, gets 405 (\"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\")."},
 	{ID: "MODERN-DELETE-405", Level: Should, Side: Server, Section: "modern", SpecRef: spec26Legacy, Sessionless: true,
 		Summary: "2026-07-28: DELETE on the MCP endpoint, naming the revision, gets 405 (\"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\")."},
+	{ID: "MODERN-SESSION-IGNORED", Level: Should, Side: Server, Section: "modern", SpecRef: spec26Legacy, Sessionless: true,
+		Summary: "2026-07-28: no answer carries an Mcp-Session-Id, and a request carrying one the server never issued is served as if it had none (\"An Mcp-Session-Id header on a request: ignore it, and do not mint or echo session IDs\")."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

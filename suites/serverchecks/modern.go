@@ -69,6 +69,21 @@ func modernChecks() []def {
 
 		{id: "MODERN-GET-405", body: func(ctx context.Context, e *env) { e.expect405(ctx, http.MethodGet) }},
 		{id: "MODERN-DELETE-405", body: func(ctx context.Context, e *env) { e.expect405(ctx, http.MethodDelete) }},
+
+		{id: "MODERN-SESSION-IGNORED", body: func(ctx context.Context, e *env) {
+			resp, err := e.C.CallModern(ctx, "server/discover", nil, nil)
+			e.Expect(err).NotTo(HaveOccurred(), "server/discover")
+			e.Expect(resp.SessionID()).To(BeEmpty(), "server/discover's answer minted Mcp-Session-Id %q; %s has no sessions", resp.SessionID(), wire.SessionlessProtocolVersion)
+			stray := "mcp-conform-" + newKey()
+			req := e.modernRequest(ctx, nil, "tools/list", nil)
+			req.Header.Set(wire.HeaderSessionID, stray)
+			resp = e.modernDo(req, "tools/list with a stray Mcp-Session-Id")
+			m, err := resp.Result()
+			e.Expect(err).NotTo(HaveOccurred(), "tools/list carrying Mcp-Session-Id %s: HTTP %d (%s)", stray, resp.Status, excerptOf(resp))
+			e.Expect(m.Error).To(BeNil(), "tools/list carrying Mcp-Session-Id %s was refused (HTTP %d); the header should be ignored", stray, resp.Status)
+			e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list carrying a stray Mcp-Session-Id")
+			e.Expect(resp.SessionID()).To(BeEmpty(), "the answer carries Mcp-Session-Id %q; a server of %s neither mints nor echoes session ids", resp.SessionID(), wire.SessionlessProtocolVersion)
+		}},
 	}
 }
 
