@@ -193,6 +193,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: DELETE on the MCP endpoint, naming the revision, gets 405 (\"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\")."},
 	{ID: "MODERN-SESSION-IGNORED", Level: Should, Side: Server, Section: "modern", SpecRef: spec26Legacy, Sessionless: true,
 		Summary: "2026-07-28: no answer carries an Mcp-Session-Id, and a request carrying one the server never issued is served as if it had none (\"An Mcp-Session-Id header on a request: ignore it, and do not mint or echo session IDs\")."},
+	{ID: "MODERN-LAST-EVENT-ID-IGNORED", Level: Should, Side: Server, Section: "modern", SpecRef: spec26Legacy, Sessionless: true, Needs: []Key{KeyNotifying},
+		Summary: "2026-07-28: a request carrying the Last-Event-ID of an earlier call's stream gets its own answer only, nothing of that call replayed (\"A Last-Event-ID header: ignore it; streams are not resumable\")."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

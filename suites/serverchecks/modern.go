@@ -84,6 +84,8 @@ func modernChecks() []def {
 			e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list carrying a stray Mcp-Session-Id")
 			e.Expect(resp.SessionID()).To(BeEmpty(), "the answer carries Mcp-Session-Id %q; a server of %s neither mints nor echoes session ids", resp.SessionID(), wire.SessionlessProtocolVersion)
 		}},
+
+		{id: "MODERN-LAST-EVENT-ID-IGNORED", need: notifyNeed, body: func(ctx context.Context, e *env) { e.lastEventIDIgnored(ctx) }},
 	}
 }
 
