@@ -195,6 +195,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: no answer carries an Mcp-Session-Id, and a request carrying one the server never issued is served as if it had none (\"An Mcp-Session-Id header on a request: ignore it, and do not mint or echo session IDs\")."},
 	{ID: "MODERN-LAST-EVENT-ID-IGNORED", Level: Should, Side: Server, Section: "modern", SpecRef: spec26Legacy, Sessionless: true, Needs: []Key{KeyNotifying},
 		Summary: "2026-07-28: a request carrying the Last-Event-ID of an earlier call's stream gets its own answer only, nothing of that call replayed (\"A Last-Event-ID header: ignore it; streams are not resumable\")."},
+	{ID: "MODERN-CLOSE-CANCELS", Level: Must, Side: Server, Section: "modern", SpecRef: spec26HTTP + "#cancellation", Sessionless: true, Needs: []Key{KeyStepping},
+		Summary: "2026-07-28: after the harness closes a call's response stream, the call's work stops: the count it advances per step (tools.stepping) holds still well before the call would have finished (\"Closing the SSE response stream MUST be treated by the server as cancellation of that request\"; the server \"SHOULD stop work on the cancelled request as soon as practical\")."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",
