@@ -58,7 +58,11 @@ func graceChecks() []def {
 			byGET := e.connect(ctx, e.C)
 			// On a fixed schedule, not a pause after each round: a slow round
 			// must not stretch the silence past what the check declares.
-			every := e.Config.Timings.IdleThreshold.D() / 3
+			// Every half idle threshold: short of it with room to spare
+			// (the silences are measured), and far enough apart that a
+			// server still finishing the last short GET does not take the
+			// next for a reloaded page's.
+			every := e.Config.Timings.IdleThreshold.D() / 2
 			e.Logf("for %v: tools/list on one session and a short GET on the other, every %v", expiry(e.Config), every)
 			// A late round is not followed by a burst of catch-up rounds:
 			// requests a few milliseconds apart are not what a client that
