@@ -88,6 +88,8 @@ func modernChecks() []def {
 		{id: "MODERN-LAST-EVENT-ID-IGNORED", need: notifyNeed, body: func(ctx context.Context, e *env) { e.lastEventIDIgnored(ctx) }},
 
 		{id: "MODERN-CLOSE-CANCELS", need: stepNeed, body: func(ctx context.Context, e *env) { e.closeCancels(ctx) }},
+
+		{id: "MODERN-CLOSE-SILENT", need: notifyNeed, body: func(ctx context.Context, e *env) { e.closeSilent(ctx) }},
 	}
 }
 
