@@ -28,7 +28,8 @@ result. --resume starts no call: it reattaches to the call that was in flight
 when the previous process died and prints the rest of it. --disconnect ends
 the stored session (DELETE) and clears it. The server's requests
 (elicitation, sampling, roots) are refused unless --elicit, --sample or
---root say how to answer them. --task runs TOOL as a task
+--root say how to answer them. A 401 fails the call unless --oauth runs
+the authorization flow; its tokens are kept in DIR and refreshed. --task runs TOOL as a task
 (params.task): the task id is stored in DIR at once and the task polled at
 its pollInterval to its result, printing a task line per status; --resume
 then polls the stored task (in a new session if need be) instead.
@@ -53,6 +54,7 @@ type callFlags struct {
 	tool                                     string
 	args                                     json.RawMessage
 	answers                                  answerFlags
+	oauth                                    oauthFlags
 }
 
 func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
@@ -74,6 +76,7 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (0: never)")
 	fs.BoolVar(&f.verbose, "v", false, "log the client's reconnects and resumptions to stderr")
 	f.answers.register(fs)
+	f.oauth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, callUsage)
 		fs.PrintDefaults()
@@ -104,6 +107,9 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 		return nil, usageError(fmt.Errorf("--protocol-version: %w", err))
 	}
 	if err := f.answers.check(); err != nil {
+		return nil, usageError(err)
+	}
+	if err := f.oauth.check(); err != nil {
 		return nil, usageError(err)
 	}
 	if len(rest) > 0 {
@@ -162,6 +168,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Logger:            logger,
 	}
 	f.answers.apply(&opts)
+	f.oauth.apply(&opts, stderr)
 	c, err := client.New(opts)
 	if err != nil {
 		return err

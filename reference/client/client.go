@@ -88,7 +88,8 @@ type Client struct {
 	gen        uint64
 	connected  bool
 	closed     bool
-	tok        string
+	tok        string      // the static bearer token
+	auth       *authorizer // OAuth tokens and flow; nil: none
 	recon      *reconnectOp
 	getCancel  context.CancelFunc // the standalone GET runner's
 	getRunning int                // standalone GET runners at work (an old one may be ending)
@@ -125,7 +126,8 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.New("no server URL given or stored")
 	}
 	if stored := st.get(KeyServerURL); stored != "" && stored != url {
-		if err := st.removeAll(sessionKeys); err != nil {
+		// OAuth tokens are bound to the server (the resource) too.
+		if err := st.removeAll(append([]string{KeyOAuth}, sessionKeys...)); err != nil {
 			return nil, persistErr("server change", err)
 		}
 	}
@@ -153,6 +155,10 @@ func New(opts Options) (*Client, error) {
 		getChanged: make(chan struct{}),
 	}
 	c.proto.Store(opts.ProtocolVersion)
+	var err error
+	if c.auth, err = newAuthorizer(c, opts.OAuth); err != nil {
+		return nil, err
+	}
 	for _, f := range opts.ResumeTokenFields {
 		c.watch[f] = true
 	}
@@ -183,10 +189,33 @@ func (c *Client) ProtocolVersion() string {
 	return c.sess.version
 }
 
+// token returns the token requests carry, "" if none: the static bearer
+// token, or the OAuth access token.
 func (c *Client) token() string {
+	if c.auth != nil {
+		c.auth.mu.Lock()
+		defer c.auth.mu.Unlock()
+		if c.auth.grant != nil {
+			return c.auth.grant.AccessToken
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.tok
+}
+
+// bearer returns the token to send now: the OAuth one is refreshed first
+// if it expired (and sent expired if that fails: the server's 401 then
+// runs the authorization flow).
+func (c *Client) bearer() string {
+	if c.auth != nil {
+		if tok, err := c.auth.header(); err != nil {
+			c.log.Info("OAuth token not refreshed", "err", err)
+		} else if tok != "" {
+			return tok
+		}
+	}
+	return c.token()
 }
 
 // current returns the session requests go to.

@@ -53,13 +53,17 @@ func (c *Client) Disconnect(ctx context.Context, opts DisconnectOptions) error {
 	return delErr
 }
 
-// ClearTokens forgets the bearer token and, with it, the session bound to
-// it (CLI-CLEAR-ON-DISCONNECT); the session itself is left to expire.
+// ClearTokens forgets the bearer token and the OAuth grant and, with them,
+// the session bound to them (CLI-CLEAR-ON-DISCONNECT); the session itself
+// is left to expire.
 func (c *Client) ClearTokens() error {
 	c.mu.Lock()
 	c.tok = ""
 	c.mu.Unlock()
-	if err := c.st.removeAll(append([]string{KeyBearerToken}, sessionKeys...)); err != nil {
+	if c.auth != nil {
+		c.auth.forget()
+	}
+	if err := c.st.removeAll(append([]string{KeyBearerToken, KeyOAuth}, sessionKeys...)); err != nil {
 		return persistErr("token removal", err)
 	}
 	return nil

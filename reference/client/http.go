@@ -90,19 +90,48 @@ func (c *Client) send(ctx context.Context, method string, sess session, body any
 	return c.sendHeaders(ctx, method, sess, body, lastEventID, nil)
 }
 
-// sendHeaders is send with extra headers.
+// sendHeaders is send with extra headers. A 401 or 403 goes to the
+// authorizer (refresh, or the authorization flow) and the request is sent
+// again, once per status: a 401 answered with a token whose scopes then
+// get a 403 insufficient_scope steps up once more, and no further.
 func (c *Client) sendHeaders(ctx context.Context, method string, sess session, body any, lastEventID string, extra http.Header) (*answer, error) {
-	var rd io.Reader
+	var data []byte
 	if body != nil {
-		data, err := json.Marshal(body)
+		var err error
+		if data, err = json.Marshal(body); err != nil {
+			return nil, err
+		}
+	}
+	recovered := map[int]bool{}
+	for {
+		req, resp, sent, err := c.transmit(ctx, method, sess, data, lastEventID, extra)
 		if err != nil {
 			return nil, err
 		}
+		st := resp.StatusCode
+		if c.auth == nil || recovered[st] || (st != http.StatusUnauthorized && st != http.StatusForbidden) {
+			return c.read(ctx, method, resp)
+		}
+		recovered[st] = true
+		if err := c.auth.recover(ctx, req, resp, sent); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctxError(ctx, method)
+			}
+			return nil, &HTTPError{Status: resp.StatusCode, Body: err.Error()}
+		}
+	}
+}
+
+// transmit sends one HTTP request with the transport's headers; sent is the
+// token it carried.
+func (c *Client) transmit(ctx context.Context, method string, sess session, data []byte, lastEventID string, extra http.Header) (*http.Request, *http.Response, string, error) {
+	var rd io.Reader
+	if data != nil {
 		rd = bytes.NewReader(data)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.url, rd)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	switch method {
 	case http.MethodPost:
@@ -123,22 +152,30 @@ func (c *Client) sendHeaders(ctx context.Context, method string, sess session, b
 	for k, v := range extra {
 		req.Header[k] = v
 	}
-	if tok := c.token(); tok != "" {
+	tok := c.bearer()
+	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctxError(ctx, method)
+			return nil, nil, "", ctxError(ctx, method)
 		}
-		return nil, err
+		return nil, nil, "", err
 	}
+	return req, resp, tok, nil
+}
+
+// read turns a response into an answer: a stream to read, or a body read
+// whole.
+func (c *Client) read(ctx context.Context, method string, resp *http.Response) (*answer, error) {
 	a := &answer{status: resp.StatusCode, header: resp.Header, resp: resp}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" && resp.StatusCode == http.StatusOK {
 		a.events = sse.NewReader(resp.Body)
 		return a, nil
 	}
 	defer resp.Body.Close()
+	var err error
 	a.body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil && ctx.Err() != nil {
 		return nil, ctxError(ctx, method)

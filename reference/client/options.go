@@ -54,6 +54,10 @@ type Options struct {
 	// BearerToken is sent as Authorization: Bearer and stored. Empty means
 	// the stored token, if any: reconnecting never runs an auth flow.
 	BearerToken string
+	// OAuth runs the authorization flow on a 401 (or a 403 for more
+	// scopes). Without it, a stored OAuth grant is still used and
+	// refreshed, but a 401 it cannot answer fails the request.
+	OAuth *OAuthOptions
 	// HTTPClient sends every request; nil means a new http.Client.
 	HTTPClient *http.Client
 	// ProtocolVersion is offered in initialize.
