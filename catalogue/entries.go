@@ -199,6 +199,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: after the harness closes a call's response stream, the call's work stops: the count it advances per step (tools.stepping) holds still well before the call would have finished (\"Closing the SSE response stream MUST be treated by the server as cancellation of that request\"; the server \"SHOULD stop work on the cancelled request as soon as practical\")."},
 	{ID: "MODERN-CLOSE-SILENT", Level: Must, Side: Server, Section: "modern", SpecRef: spec26HTTP + "#cancellation", Sessionless: true, Needs: []Key{KeyNotifying, KeyListen},
 		Summary: "2026-07-28: after the harness closes a call's response stream, nothing of that call (its notifications, its response) arrives on an open subscriptions/listen stream or on a later request's stream (the server \"MUST NOT send any further messages for it\")."},
+	{ID: "MODERN-SSE-UNBUFFERED", Level: Should, Side: Server, Section: "modern", SpecRef: spec26HTTP + "#receiving-messages", Sessionless: true,
+		Summary: "2026-07-28: a call's SSE stream and a subscriptions/listen stream carry X-Accel-Buffering: no (\"When initiating an SSE stream, servers SHOULD include the X-Accel-Buffering: no header\")."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

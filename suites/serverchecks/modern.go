@@ -90,6 +90,8 @@ func modernChecks() []def {
 		{id: "MODERN-CLOSE-CANCELS", need: stepNeed, body: func(ctx context.Context, e *env) { e.closeCancels(ctx) }},
 
 		{id: "MODERN-CLOSE-SILENT", need: notifyNeed, body: func(ctx context.Context, e *env) { e.closeSilent(ctx) }},
+
+		{id: "MODERN-SSE-UNBUFFERED", need: notifyNeed, body: func(ctx context.Context, e *env) { e.sseUnbuffered(ctx) }},
 	}
 }
 
