@@ -201,6 +201,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: after the harness closes a call's response stream, nothing of that call (its notifications, its response) arrives on an open subscriptions/listen stream or on a later request's stream (the server \"MUST NOT send any further messages for it\")."},
 	{ID: "MODERN-SSE-UNBUFFERED", Level: Should, Side: Server, Section: "modern", SpecRef: spec26HTTP + "#receiving-messages", Sessionless: true,
 		Summary: "2026-07-28: a call's SSE stream and a subscriptions/listen stream carry X-Accel-Buffering: no (\"When initiating an SSE stream, servers SHOULD include the X-Accel-Buffering: no header\")."},
+	{ID: "MODERN-KEEPALIVE", Level: May, Side: Server, Section: "modern", SpecRef: spec26HTTP + "#receiving-messages", Sessionless: true, Needs: []Key{KeyListen, KeyKeepAlive},
+		Summary: "2026-07-28: a quiet subscriptions/listen stream gets an SSE comment line within twice timings.keep_alive (servers \"are encouraged to periodically emit an SSE comment line\"; no keyword: graded as a MAY)."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

@@ -92,6 +92,8 @@ func modernChecks() []def {
 		{id: "MODERN-CLOSE-SILENT", need: notifyNeed, body: func(ctx context.Context, e *env) { e.closeSilent(ctx) }},
 
 		{id: "MODERN-SSE-UNBUFFERED", need: notifyNeed, body: func(ctx context.Context, e *env) { e.sseUnbuffered(ctx) }},
+
+		{id: "MODERN-KEEPALIVE", need: keepAliveNeed, body: func(ctx context.Context, e *env) { e.keepAlives(ctx) }},
 	}
 }
 
