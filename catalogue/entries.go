@@ -204,6 +204,10 @@ var entries = []Entry{
 	{ID: "MODERN-KEEPALIVE", Level: May, Side: Server, Section: "modern", SpecRef: spec26HTTP + "#receiving-messages", Sessionless: true, Needs: []Key{KeyListen, KeyKeepAlive},
 		Summary: "2026-07-28: a quiet subscriptions/listen stream gets an SSE comment line within twice timings.keep_alive (servers \"are encouraged to periodically emit an SSE comment line\"; no keyword: graded as a MAY)."},
 
+	// Server: subscriptions/listen (2026-07-28).
+	{ID: "LISTEN-ACK-FIRST", Level: Must, Side: Server, Section: "listen", SpecRef: spec26Listen + "#acknowledgment", Sessionless: true, Needs: []Key{KeyListen},
+		Summary: "2026-07-28: the first message of a subscriptions/listen stream is notifications/subscriptions/acknowledged, carrying the agreed notifications and the listen's id in _meta io.modelcontextprotocol/subscriptionId (\"The server MUST send notifications/subscriptions/acknowledged as the first message\")."},
+
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",
 		Summary: "Session id, server URL, last event id, last result and logs are in durable storage."},

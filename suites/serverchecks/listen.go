@@ -1,13 +1,24 @@
 package serverchecks
 
 import (
+	"context"
 	"fmt"
+
+	. "github.com/onsi/gomega"
 )
 
 // listenChecks are the checks of subscriptions/listen (2026-07-28), the
 // long-lived stream of change notifications.
 func listenChecks() []def {
-	return []def{}
+	return []def{
+		{id: "LISTEN-ACK-FIRST", body: func(ctx context.Context, e *env) {
+			l := e.listen(ctx, e.C, "ack-"+newKey(), newKey())
+			e.expectAcknowledged(l)
+			ack := l.Messages()[0]
+			e.Expect(subscriptionOf(ack)).To(Equal(l.id), "the acknowledgement's _meta[%q] (params %s); it names the listen request's id", metaSubscriptionID, ack.Params)
+			e.Expect(string(ack.Params)).To(ContainSubstring(`"notifications"`), "the acknowledgement has no notifications: the filter the server agreed to")
+		}},
+	}
 }
 
 // unasked are the notifications of the listen method on l: for a stream
