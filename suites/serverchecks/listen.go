@@ -18,6 +18,18 @@ func listenChecks() []def {
 			e.Expect(subscriptionOf(ack)).To(Equal(l.id), "the acknowledgement's _meta[%q] (params %s); it names the listen request's id", metaSubscriptionID, ack.Params)
 			e.Expect(string(ack.Params)).To(ContainSubstring(`"notifications"`), "the acknowledgement has no notifications: the filter the server agreed to")
 		}},
+
+		{id: "LISTEN-ONLY-REQUESTED", body: func(ctx context.Context, e *env) {
+			mine, other := newKey(), newKey()
+			a := e.listen(ctx, e.C, "requested-"+newKey(), mine)
+			b := e.listen(ctx, e.C, "unrequested-"+newKey(), other)
+			e.expectAcknowledged(a)
+			e.expectAcknowledged(b)
+			e.trigger(ctx, e.C, mine)
+			e.awaitNotifications(a, 1, "the notification the trigger makes, on the stream that asked for it")
+			e.Pause(listenSettle)
+			e.Expect(e.unasked(b)).To(BeEmpty(), "a listen stream whose filter named another key got the trigger's notifications")
+		}},
 	}
 }
 
