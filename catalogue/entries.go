@@ -209,6 +209,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: the first message of a subscriptions/listen stream is notifications/subscriptions/acknowledged, carrying the agreed notifications and the listen's id in _meta io.modelcontextprotocol/subscriptionId (\"The server MUST send notifications/subscriptions/acknowledged as the first message\")."},
 	{ID: "LISTEN-ONLY-REQUESTED", Level: Must, Side: Server, Section: "listen", SpecRef: spec26Listen + "#opening-a-stream", Sessionless: true, Needs: []Key{KeyListen},
 		Summary: "2026-07-28: a listen stream whose filter names another key gets none of the notifications a trigger makes for the first one's (\"The server MUST NOT send notification types the client has not explicitly requested\")."},
+	{ID: "LISTEN-TAGGED", Level: Must, Side: Server, Section: "listen", SpecRef: sep2575, Sessionless: true, Needs: []Key{KeyListen},
+		Summary: "2026-07-28: two listen streams with the same filter each get the trigger's notification tagged with their own listen's id (\"every notification delivered as part of an active subscription MUST include the subscription's request ID in _meta\")."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

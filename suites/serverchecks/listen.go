@@ -30,6 +30,17 @@ func listenChecks() []def {
 			e.Pause(listenSettle)
 			e.Expect(e.unasked(b)).To(BeEmpty(), "a listen stream whose filter named another key got the trigger's notifications")
 		}},
+
+		{id: "LISTEN-TAGGED", body: func(ctx context.Context, e *env) {
+			key := newKey()
+			ls := []*listenStream{e.listen(ctx, e.C, "tag-a-"+newKey(), key), e.listen(ctx, e.C, "tag-b-"+newKey(), key)}
+			e.trigger(ctx, e.C, key)
+			for _, l := range ls {
+				for _, m := range e.awaitNotifications(l, 1, "the trigger's notification on listen stream "+l.id) {
+					e.Expect(subscriptionOf(m)).To(Equal(l.id), "a notification on listen stream %s is tagged %s: %s %s", l.id, orNone(subscriptionOf(m)), m.Method, m.Params)
+				}
+			}
+		}},
 	}
 }
 
