@@ -211,6 +211,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: a listen stream whose filter names another key gets none of the notifications a trigger makes for the first one's (\"The server MUST NOT send notification types the client has not explicitly requested\")."},
 	{ID: "LISTEN-TAGGED", Level: Must, Side: Server, Section: "listen", SpecRef: sep2575, Sessionless: true, Needs: []Key{KeyListen},
 		Summary: "2026-07-28: two listen streams with the same filter each get the trigger's notification tagged with their own listen's id (\"every notification delivered as part of an active subscription MUST include the subscription's request ID in _meta\")."},
+	{ID: "LISTEN-RENEW", Level: Res, Side: Server, Section: "listen", SpecRef: resilience + "listening-across-a-cut", Sessionless: true, Needs: []Key{KeyListen},
+		Summary: "2026-07-28: after the harness cuts a listen stream, a new subscriptions/listen is acknowledged and gets the notifications of what happens after it, tagged with its own id, none with the old one's."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

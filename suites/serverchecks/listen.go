@@ -41,6 +41,23 @@ func listenChecks() []def {
 				}
 			}
 		}},
+
+		{id: "LISTEN-RENEW", body: func(ctx context.Context, e *env) {
+			key := newKey()
+			old := e.listen(ctx, e.ownClient(), "old-"+newKey(), key)
+			e.expectAcknowledged(old)
+			e.trigger(ctx, e.C, key)
+			e.awaitNotifications(old, 1, "the trigger's notification before the cut")
+			e.Logf("!! cutting the listen stream")
+			old.Close()
+			l := e.listen(ctx, e.C, "new-"+newKey(), key)
+			e.expectAcknowledged(l)
+			e.trigger(ctx, e.C, key)
+			got := e.awaitNotifications(l, 1, "the notification of a trigger after the new listen")
+			for _, m := range got {
+				e.Expect(subscriptionOf(m)).To(Equal(l.id), "after the cut, the new listen stream got a notification tagged %s (the old listen was %s): %s", orNone(subscriptionOf(m)), old.id, m.Params)
+			}
+		}},
 	}
 }
 
