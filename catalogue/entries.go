@@ -213,6 +213,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: two listen streams with the same filter each get the trigger's notification tagged with their own listen's id (\"every notification delivered as part of an active subscription MUST include the subscription's request ID in _meta\")."},
 	{ID: "LISTEN-RENEW", Level: Res, Side: Server, Section: "listen", SpecRef: resilience + "listening-across-a-cut", Sessionless: true, Needs: []Key{KeyListen},
 		Summary: "2026-07-28: after the harness cuts a listen stream, a new subscriptions/listen is acknowledged and gets the notifications of what happens after it, tagged with its own id, none with the old one's."},
+	{ID: "LISTEN-GRACEFUL-CLOSE", Level: Should, Side: Server, Section: "listen", SpecRef: spec26Listen + "#graceful-closure", Sessionless: true, Needs: []Key{KeyListen}, Restarts: true, Exclusive: true,
+		Summary: "2026-07-28: a server restarted (SIGTERM) ends an open listen stream with the listen's completion response, tagged with its id, before closing it (\"it SHOULD respond to the original subscriptions/listen request with a completion result before closing the stream\")."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

@@ -58,6 +58,20 @@ func listenChecks() []def {
 				e.Expect(subscriptionOf(m)).To(Equal(l.id), "after the cut, the new listen stream got a notification tagged %s (the old listen was %s): %s", orNone(subscriptionOf(m)), old.id, m.Params)
 			}
 		}},
+
+		{id: "LISTEN-GRACEFUL-CLOSE", body: func(ctx context.Context, e *env) {
+			l := e.listen(ctx, e.C, "graceful-"+newKey(), newKey())
+			e.expectAcknowledged(l)
+			e.Logf("!! F-RESTART: restarting the target")
+			e.Expect(e.target.Restart(ctx)).To(Succeed(), "restart the target")
+			e.Eventually(l.Ended).Within(promptBound).Should(BeTrue(), "the listen stream to end at the restart")
+			msgs := l.Messages()
+			last := msgs[len(msgs)-1]
+			e.Expect(last.IsResponse()).To(BeTrue(), "the listen stream ended without a response to subscriptions/listen (its last message: %s %s): an abrupt close, not a graceful one", last.Method, last.Params)
+			e.Expect(string(last.ID)).To(Equal(l.id), "the response that ended the listen stream answers id %s, not the listen's %s", last.ID, l.id)
+			e.Expect(last.Error).To(BeNil(), "the listen ended with an error, not its completion result")
+			e.Expect(subscriptionOf(last)).To(Equal(l.id), "the completion result's _meta[%q] (%s)", metaSubscriptionID, last.Result)
+		}},
 	}
 }
 
