@@ -90,10 +90,11 @@ func (c *Client) send(ctx context.Context, method string, sess session, body any
 	return c.sendHeaders(ctx, method, sess, body, lastEventID, nil)
 }
 
-// sendHeaders is send with extra headers. A 401 or 403 goes to the
-// authorizer (refresh, or the authorization flow) and the request is sent
-// again, once per status: a 401 answered with a token whose scopes then
-// get a 403 insufficient_scope steps up once more, and no further.
+// sendHeaders is send with extra headers. A 401, or a 403 for more scopes,
+// goes to the authorizer (refresh, or the authorization flow) and the
+// request is sent again, once per status: a 401 answered with a token whose
+// scopes then get a 403 insufficient_scope steps up once more, and no
+// further. Any other 403 (a session of another principal) is the answer.
 func (c *Client) sendHeaders(ctx context.Context, method string, sess session, body any, lastEventID string, extra http.Header) (*answer, error) {
 	var data []byte
 	if body != nil {
@@ -109,7 +110,7 @@ func (c *Client) sendHeaders(ctx context.Context, method string, sess session, b
 			return nil, err
 		}
 		st := resp.StatusCode
-		if c.auth == nil || recovered[st] || (st != http.StatusUnauthorized && st != http.StatusForbidden) {
+		if c.auth == nil || recovered[st] || !c.auth.answers(resp) {
 			return c.read(ctx, method, resp)
 		}
 		recovered[st] = true

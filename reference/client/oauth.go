@@ -200,6 +200,29 @@ func (a *authorizer) header() (string, error) {
 	return tok.AccessToken, nil
 }
 
+// answers reports whether resp is for the authorizer: a 401, or a 403
+// insufficient_scope when there is a flow to ask for more scopes with.
+func (a *authorizer) answers(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		return true
+	case http.StatusForbidden:
+		if a.handler == nil {
+			return false
+		}
+		cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+		if err != nil {
+			return false
+		}
+		for _, c := range cs {
+			if c.Scheme == "bearer" && c.Params["error"] == "insufficient_scope" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // recover answers a 401 or 403 to a request that carried sent (the access
 // token, or ""): a token another request has replaced meanwhile is simply
 // used; a 401 for the current token is refreshed with the refresh token;
@@ -223,7 +246,7 @@ func (a *authorizer) recover(ctx context.Context, req *http.Request, resp *http.
 	}
 	if a.handler == nil {
 		resp.Body.Close()
-		return fmt.Errorf("HTTP %d and no authorization flow to run (the stored OAuth token cannot be refreshed)", resp.StatusCode)
+		return errors.New("the server refused the stored OAuth token, which could not be refreshed, and there is no authorization flow to run (OAuthOptions, call --oauth)")
 	}
 	a.c.log.Info("running the authorization flow", "status", resp.StatusCode)
 	if err := a.handler.Authorize(ctx, req, resp); err != nil {

@@ -30,10 +30,15 @@ type oauthServers struct {
 	registrations, authorizations, exchanges, refreshes, refreshFailures int
 	failRefresh                                                          bool
 	challenge, resource                                                  string
+	// stepUp: tools/call wants a token with scope mcp:write (403
+	// insufficient_scope otherwise); never: no token ever has enough.
+	stepUp, never bool
+	scopes        map[string]string // access token -> its scope
+	lastScope     string            // of the last authorization request
 }
 
 func newOAuthServers(t *testing.T) *oauthServers {
-	o := &oauthServers{t: t, mcp: newScripted(t), valid: map[string]bool{}}
+	o := &oauthServers{t: t, mcp: newScripted(t), valid: map[string]bool{}, scopes: map[string]string{}}
 	as := httptest.NewServer(http.HandlerFunc(o.serveAS))
 	rs := httptest.NewServer(http.HandlerFunc(o.serveRS))
 	t.Cleanup(func() {
@@ -55,12 +60,20 @@ func (o *oauthServers) serveRS(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	o.mu.Lock()
-	ok := o.valid[tok]
+	ok, scope, stepUp, never := o.valid[tok], o.scopes[tok], o.stepUp, o.never
 	o.mu.Unlock()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="invalid_token", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, base))
 		http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
 		return
+	}
+	if method, rest := peekMethod(r); strings.HasPrefix(method, "tools/call") && stepUp && (never || !strings.Contains(scope, "mcp:write")) {
+		rest.Close()
+		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, base))
+		http.Error(w, `{"error":"insufficient_scope"}`, http.StatusForbidden)
+		return
+	} else {
+		r.Body = rest
 	}
 	o.mcp.serve(w, r)
 }
@@ -81,7 +94,7 @@ func (o *oauthServers) serveAS(w http.ResponseWriter, r *http.Request) {
 	case "/authorize":
 		o.authorizations++
 		q := r.URL.Query()
-		o.challenge, o.resource = q.Get("code_challenge"), q.Get("resource")
+		o.challenge, o.resource, o.lastScope = q.Get("code_challenge"), q.Get("resource"), q.Get("scope")
 		back, _ := url.Parse(q.Get("redirect_uri"))
 		back.RawQuery = url.Values{"code": {"C"}, "state": {q.Get("state")}, "iss": {o.asURL}}.Encode()
 		http.Redirect(w, r, back.String(), http.StatusFound)
@@ -110,6 +123,7 @@ func (o *oauthServers) serveAS(w http.ResponseWriter, r *http.Request) {
 		o.issued++
 		access := fmt.Sprintf("A%d", o.issued)
 		o.valid[access] = true
+		o.scopes[access] = o.lastScope
 		json.NewEncoder(w).Encode(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": fmt.Sprintf("R%d", o.issued)})
 	default:
 		http.NotFound(w, r)

@@ -179,3 +179,57 @@ func TestOAuthLoopback(t *testing.T) {
 		t.Fatalf("session %q", sid)
 	}
 }
+
+// TestOAuthStepUp: a 403 insufficient_scope after the first authorization
+// runs the flow again for more scopes, once: a server that is never
+// satisfied gets its 403 back, with no third authorization.
+func TestOAuthStepUp(t *testing.T) {
+	o := newOAuthServers(t)
+	o.stepUp = true
+	c := connectTo(t, o.options(storage.NewMemory()))
+	if _, err := c.CallTool(ctx(t), "t", nil); err != nil {
+		t.Fatalf("a call that needs more scopes: %v", err)
+	}
+	o.mu.Lock()
+	scope := o.lastScope
+	o.never = true
+	o.mu.Unlock()
+	// The SDK's flow registers again each time it runs.
+	if got := o.counts(); got != "registered 2, authorized 2, exchanged 2, refreshed 0, refused 0 refreshes" || !strings.Contains(scope, "mcp:write") {
+		t.Fatalf("authorization server: %s, last scope %q", got, scope)
+	}
+	_, err := c.CallTool(ctx(t), "t", nil)
+	var he *client.HTTPError
+	if !asHTTPError(err, &he) || he.Status != http.StatusForbidden {
+		t.Fatalf("a call no scope satisfies: %v", err)
+	}
+	if got := o.counts(); got != "registered 3, authorized 3, exchanged 3, refreshed 0, refused 0 refreshes" {
+		t.Fatalf("authorization server after the unsatisfiable call: %s, want one more authorization", got)
+	}
+}
+
+// TestOAuthForbiddenSession: a 403 that asks for no scope (the stored
+// session belongs to another principal) is not the authorizer's, even
+// with no flow to run: the client starts a new session, and the tokens
+// stay as they are.
+func TestOAuthForbiddenSession(t *testing.T) {
+	o := newOAuthServers(t)
+	st := storage.NewMemory()
+	connectTo(t, o.options(st)).Close()
+	o.mcp.post = func(w http.ResponseWriter, r *http.Request, sid, method string, id json.RawMessage) bool {
+		if sid != "S1" {
+			return false
+		}
+		http.Error(w, "not your session", http.StatusForbidden)
+		return true
+	}
+	opts := o.options(st)
+	opts.OAuth = nil // the stored grant only
+	c := connectTo(t, opts)
+	if sid := c.SessionID(); sid != "S2" {
+		t.Fatalf("session %q, want a new one after the 403", sid)
+	}
+	if got := o.counts(); got != "registered 1, authorized 1, exchanged 1, refreshed 0, refused 0 refreshes" {
+		t.Fatalf("authorization server: %s", got)
+	}
+}
