@@ -47,6 +47,12 @@ func TestModernToolHeaders(t *testing.T) {
 	if n := len(s.requests("tools/list")); n != 1 {
 		t.Fatalf("%d tools/list, want one (the client learns the annotations once)", n)
 	}
+	if _, err := c.Request(ctx(t), "tools/call", map[string]any{"name": "routed", "arguments": map[string]any{"region": "ap"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.requests("tools/call")[2].Header.Get("Mcp-Param-Region"); got != "ap" {
+		t.Fatalf("a tools/call through Request: Mcp-Param-Region %q", got)
+	}
 	tools, err := c.ListTools(ctx(t))
 	if err != nil || len(tools) != 1 || tools[0].Name != "routed" {
 		t.Fatalf("ListTools kept %v (%v), want routed only", tools, err)
@@ -55,8 +61,8 @@ func TestModernToolHeaders(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "tool broken is excluded") {
 		t.Fatalf("calling the excluded tool: %v", err)
 	}
-	if n := len(s.requests("tools/call")); n != 2 {
-		t.Fatalf("%d tools/call, want 2 (the excluded tool never called)", n)
+	if n := len(s.requests("tools/call")); n != 3 {
+		t.Fatalf("%d tools/call, want 3 (the excluded tool never called)", n)
 	}
 }
 

@@ -235,7 +235,16 @@ func (c *Client) Request(ctx context.Context, method string, params any) (json.R
 		if _, err := c.current(); err != nil {
 			return nil, err
 		}
-		return c.modernRequest(ctx, method, m)
+		var hdr http.Header
+		if name, ok := m["name"].(string); ok && method == "tools/call" {
+			args, _ := json.Marshal(m["arguments"])
+			var err error
+			if hdr, err = c.paramHeadersFor(ctx, name, objectArgs(args)); err != nil {
+				return nil, err
+			}
+		}
+		res, _, err := c.modernCall(ctx, method, m, hdr)
+		return res, err
 	}
 	resp, err := c.do(ctx, &operation{method: method, params: params})
 	if err != nil {
