@@ -26,13 +26,14 @@ with a progress token (without TOOL: lists the tools) and prints one JSON
 object per line: status changes, notifications as they arrive, then the
 result. --resume starts no call: it reattaches to the call that was in flight
 when the previous process died and prints the rest of it. --disconnect ends
-the stored session (DELETE) and clears it. The server's requests
-(elicitation, sampling, roots) are refused unless --elicit, --sample or
---root say how to answer them. A 401 fails the call unless --oauth runs
-the authorization flow; its tokens are kept in DIR and refreshed. --task runs TOOL as a task
+the stored session (DELETE) and clears it. --task runs TOOL as a task
 (params.task): the task id is stored in DIR at once and the task polled at
 its pollInterval to its result, printing a task line per status; --resume
 then polls the stored task (in a new session if need be) instead.
+The server's requests (elicitation, sampling, roots) are refused unless
+--elicit, --sample or --root say how to answer them. A 401 fails the call
+unless --oauth runs the authorization flow; its tokens are kept in DIR and
+refreshed.
 With --protocol-version 2026-07-28 there is no session: the client asks
 server/discover (and initializes instead if the server speaks only an older
 revision), declares the io.modelcontextprotocol/tasks extension on every
