@@ -177,6 +177,8 @@ var entries = []Entry{
 		Summary: "A completed task's result is still retrievable shortly before its ttl elapses: the ttl reported in its CreateTaskResult, or the one the check asked for when the server granted longer."},
 	{ID: "TASK-RESTART", Level: Res, Side: Server, Section: "tasks", SpecRef: resilience + "tasks-across-restarts", Sessionless: true, Needs: []Key{KeyTask}, Restarts: true, Exclusive: true, DependsOn: []string{"TASK-DURABLE-CREATE"},
 		Summary: "After a restart, a request for a task made before answers at once (the task, or -32602 if the store is not durable; never a hang or 5xx), and a new task runs to its result."},
+	{ID: "TASK-MCP-NAME", Level: Must, Side: Server, Section: "tasks", SpecRef: specExtTasks + "#streamable-http-routing-headers", Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "2026-07-28, io.modelcontextprotocol/tasks: tasks/get without an Mcp-Name header, or with one naming another task, is refused with 400 and HeaderMismatch (-32020) (\"the client MUST set the Mcp-Name header to the value of params.taskId\"; servers \"MUST reject requests where the values specified in the headers do not match\", and a missing required standard header is a validation failure)."},
 
 	// Server: the sessionless revision's HTTP transport (2026-07-28).
 	{ID: "MODERN-VERSION-UNSUPPORTED", Level: Must, Side: Server, Section: "modern", SpecRef: spec26Version, Sessionless: true,

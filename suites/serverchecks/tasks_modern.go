@@ -2,14 +2,35 @@ package serverchecks
 
 import (
 	"context"
+	"net/http"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // modernTaskChecks are the tasks checks that exist only in the
 // io.modelcontextprotocol/tasks extension (2026-07-28).
 func modernTaskChecks() []def {
-	return []def{}
+	return []def{
+		{id: "TASK-MCP-NAME", need: taskNeed, body: func(ctx context.Context, e *env) {
+			tk, _ := e.createTask(ctx, e.C, "", 0)
+			e.reachable(ctx, tk.TaskID)
+			for _, name := range []string{"", "other-" + newKey()} {
+				what := "tasks/get of task " + tk.TaskID + " without Mcp-Name"
+				if name != "" {
+					what = "tasks/get of task " + tk.TaskID + " with Mcp-Name " + name
+				}
+				req, err := e.C.NewModernRequest(ctx, "tasks/get", map[string]any{"taskId": tk.TaskID}, wire.DeclaringTasks())
+				e.Expect(err).NotTo(HaveOccurred())
+				req.Header.Del(wire.HeaderMcpName)
+				if name != "" {
+					req.Header.Set(wire.HeaderMcpName, name)
+				}
+				e.modernError(e.modernDo(req, what), what, http.StatusBadRequest, codeHeaderMismatch)
+			}
+		}},
+	}
 }
 
 // reachable waits until a tasks/get sent as the extension says resolves
