@@ -12,7 +12,7 @@ import (
 // many client processes share the cores, plus the scenario's own waits.
 const (
 	runFactor = 4
-	minRun    = 2 * time.Second
+	minRun    = 4 * time.Second
 	// fallbackRun is a run's allowance when the undisturbed run could not
 	// be timed (it never ended).
 	fallbackRun = 2 * time.Second
