@@ -179,6 +179,8 @@ var entries = []Entry{
 		Summary: "After a restart, a request for a task made before answers at once (the task, or -32602 if the store is not durable; never a hang or 5xx), and a new task runs to its result."},
 	{ID: "TASK-MCP-NAME", Level: Must, Side: Server, Section: "tasks", SpecRef: specExtTasks + "#streamable-http-routing-headers", Sessionless: true, Needs: []Key{KeyTask},
 		Summary: "2026-07-28, io.modelcontextprotocol/tasks: tasks/get without an Mcp-Name header, or with one naming another task, is refused with 400 and HeaderMismatch (-32020) (\"the client MUST set the Mcp-Name header to the value of params.taskId\"; servers \"MUST reject requests where the values specified in the headers do not match\", and a missing required standard header is a validation failure)."},
+	{ID: "TASK-REMOVED-METHODS", Level: Must, Side: Server, Section: "tasks", SpecRef: sep2663, Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "2026-07-28, io.modelcontextprotocol/tasks: tasks/result and tasks/list answer 404 with -32601 (\"tasks/result is removed; clients calling it MUST receive -32601 (Method Not Found)\"; tasks/list is removed, and an RPC method the server does not implement \"MUST respond with 404 Not Found and a JSON-RPC error with code -32601\")."},
 
 	// Server: the sessionless revision's HTTP transport (2026-07-28).
 	{ID: "MODERN-VERSION-UNSUPPORTED", Level: Must, Side: Server, Section: "modern", SpecRef: spec26Version, Sessionless: true,

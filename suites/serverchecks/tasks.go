@@ -309,16 +309,6 @@ func taskChecks() []def {
 			e.tr.CloseIdleConnections() // a reconnect: the next request opens a new connection
 			third := e.taskResult(ctx, e.ownClient(), sid, tk.TaskID)
 			e.Expect(reflect.DeepEqual(first, third)).To(BeTrue(), "tasks/result after a reconnect differs from the first:\n%v\n%v", third, first)
-			if e.modern() {
-				for _, method := range []string{"tasks/result", "tasks/list"} {
-					resp, err := e.taskCall(ctx, e.C, sid, method, map[string]any{"taskId": tk.TaskID})
-					e.Expect(err).NotTo(HaveOccurred(), "%s", method)
-					m, err := resp.Result()
-					e.Expect(err).NotTo(HaveOccurred(), "%s: HTTP %d", method, resp.Status)
-					e.Expect(m.Error).NotTo(BeNil(), "%s answered %s; the extension has none (-32601): tasks/get carries the result", method, m.Result)
-					e.Expect(m.Error.Code).To(Equal(-32601), "%s: %s", method, m.Error.Message)
-				}
-			}
 		}},
 
 		{id: "TASK-SURVIVES-REFRESH", need: taskNeed, body: func(ctx context.Context, e *env) {

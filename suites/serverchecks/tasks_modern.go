@@ -30,6 +30,15 @@ func modernTaskChecks() []def {
 				e.modernError(e.modernDo(req, what), what, http.StatusBadRequest, codeHeaderMismatch)
 			}
 		}},
+
+		{id: "TASK-REMOVED-METHODS", need: taskNeed, body: func(ctx context.Context, e *env) {
+			tk, _ := e.createTask(ctx, e.C, "", 0)
+			for _, method := range []string{"tasks/result", "tasks/list"} {
+				resp, err := e.C.CallModern(ctx, method, map[string]any{"taskId": tk.TaskID}, wire.DeclaringTasks())
+				e.Expect(err).NotTo(HaveOccurred(), "%s", method)
+				e.modernError(resp, method+" (the extension has none: tasks/get carries the result)", http.StatusNotFound, codeMethodNotFound)
+			}
+		}},
 	}
 }
 
