@@ -181,6 +181,8 @@ var entries = []Entry{
 		Summary: "2026-07-28, io.modelcontextprotocol/tasks: tasks/get without an Mcp-Name header, or with one naming another task, is refused with 400 and HeaderMismatch (-32020) (\"the client MUST set the Mcp-Name header to the value of params.taskId\"; servers \"MUST reject requests where the values specified in the headers do not match\", and a missing required standard header is a validation failure)."},
 	{ID: "TASK-REMOVED-METHODS", Level: Must, Side: Server, Section: "tasks", SpecRef: sep2663, Sessionless: true, Needs: []Key{KeyTask},
 		Summary: "2026-07-28, io.modelcontextprotocol/tasks: tasks/result and tasks/list answer 404 with -32601 (\"tasks/result is removed; clients calling it MUST receive -32601 (Method Not Found)\"; tasks/list is removed, and an RPC method the server does not implement \"MUST respond with 404 Not Found and a JSON-RPC error with code -32601\")."},
+	{ID: "TASK-UNDECLARED", Level: Must, Side: Server, Section: "tasks", SpecRef: specExtTasks + "#error-handling", Sessionless: true, Needs: []Key{KeyTask},
+		Summary: "2026-07-28, io.modelcontextprotocol/tasks: tasks/get and tasks/cancel by a request that does not declare the extension answer 400 with -32021 and data.requiredCapabilities.extensions naming it (\"Servers MUST return this error for non-declaring clients issuing tasks/get, tasks/update, and tasks/cancel requests\")."},
 
 	// Server: the sessionless revision's HTTP transport (2026-07-28).
 	{ID: "MODERN-VERSION-UNSUPPORTED", Level: Must, Side: Server, Section: "modern", SpecRef: spec26Version, Sessionless: true,

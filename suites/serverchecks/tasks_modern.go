@@ -2,6 +2,7 @@ package serverchecks
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	. "github.com/onsi/gomega"
@@ -37,6 +38,24 @@ func modernTaskChecks() []def {
 				resp, err := e.C.CallModern(ctx, method, map[string]any{"taskId": tk.TaskID}, wire.DeclaringTasks())
 				e.Expect(err).NotTo(HaveOccurred(), "%s", method)
 				e.modernError(resp, method+" (the extension has none: tasks/get carries the result)", http.StatusNotFound, codeMethodNotFound)
+			}
+		}},
+
+		{id: "TASK-UNDECLARED", need: taskNeed, body: func(ctx context.Context, e *env) {
+			tk, _ := e.createTask(ctx, e.C, "", 0)
+			e.reachable(ctx, tk.TaskID)
+			for _, method := range []string{"tasks/get", "tasks/cancel"} {
+				resp, err := e.C.CallModern(ctx, method, map[string]any{"taskId": tk.TaskID}, nil)
+				e.Expect(err).NotTo(HaveOccurred(), "%s", method)
+				what := method + " of task " + tk.TaskID + " by a request that does not declare " + wire.TasksExtension
+				rerr, _ := e.modernError(resp, what, http.StatusBadRequest, codeMissingCapability)
+				var data struct {
+					Required struct {
+						Extensions map[string]json.RawMessage `json:"extensions"`
+					} `json:"requiredCapabilities"`
+				}
+				_ = json.Unmarshal(rerr.Data, &data)
+				e.Expect(data.Required.Extensions).To(HaveKey(wire.TasksExtension), "%s: error data %s; data.requiredCapabilities.extensions names the extension", what, orNull(rerr.Data))
 			}
 		}},
 	}
