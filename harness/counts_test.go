@@ -82,7 +82,15 @@ const (
 // TestProfileCommand (cmd/mcp-conform) holds a real run to it.
 func missingExample() string {
 	none := func(catalogue.Key) bool { return false }
-	return "```\n" + enablingOf(catalogue.Of(catalogue.Server), none, false, false).String() +
+	// A 2025 target with sessions: the checks of the sessionless revision
+	// alone are not applicable there, whatever keys they need.
+	var es []catalogue.Entry
+	for _, e := range catalogue.Of(catalogue.Server) {
+		if serverchecks.RunsWithSessions(e.ID) {
+			es = append(es, e)
+		}
+	}
+	return "```\n" + enablingOf(es, none, false, false).String() +
 		fmt.Sprintf(wroteProfile, "reports/profile.suggested.yaml") + "```\n"
 }
 
