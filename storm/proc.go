@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -71,15 +70,6 @@ func ProcessGroup(pgid int) func() (ProcStats, error) {
 
 // clockTick is the unit of /proc's CPU times (USER_HZ), 100 on every Linux port.
 const clockTick = 100
-
-// selfCPU is this process's user plus system CPU time so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // sampler watches the server during a run: its RSS peak every 100 ms, and
 // its CPU at the phase boundaries.

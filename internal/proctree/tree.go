@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Package proctree ends what the harness starts: a command, its process
 // group, and the descendants that left the group (setsid) or outlived
 // their parent, so that no process of a target or of a client under test

@@ -61,7 +61,12 @@ func children(pid int) []int {
 func (cr *clientRun) signalClient(sig syscall.Signal) []int {
 	pids := cr.clientPIDs()
 	for _, p := range pids {
-		_ = syscall.Kill(p, sig)
+		// os.Process, not syscall.Kill, so the package builds on Windows
+		// too (where only a kill can be sent).
+		if pr, err := os.FindProcess(p); err == nil {
+			_ = pr.Signal(sig)
+			_ = pr.Release()
+		}
 	}
 	return pids
 }
