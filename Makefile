@@ -3,7 +3,7 @@ BIN := bin/mcp-conform
 # Arguments for `make run`, e.g. make run ARGS="reference-server --addr 127.0.0.1:9000".
 ARGS ?= reference-server
 
-.PHONY: all build test test-load check run lint fmt bench flake clean fuzz help
+.PHONY: all build test test-load check run lint fmt bench flake clean fuzz help release-snapshot
 
 all: lint build test
 
@@ -57,6 +57,10 @@ fuzz:
 		echo "fuzz $${t#*:} ($(FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) $${t%%:*}; \
 	done
+
+## release-snapshot: GoReleaser's snapshot build of every release binary and archive in a clean clone, checked (several minutes)
+release-snapshot:
+	MCP_CONFORM_RELEASE_TEST=1 $(GO) test -count=1 -timeout 60m -run '^TestReleaseSnapshot$$' -v ./release
 
 ## run ARGS=...: go run the command
 run:

@@ -319,10 +319,14 @@ func TestActionServerReference(t *testing.T) {
 		"INPUT_REPORTS":                 "out/reports",
 		"GITHUB_SERVER_URL":             "https://github.example",
 		"MCP_CONFORM_ACTION_REPOSITORY": "someone/mcp-conform",
-		"MCP_CONFORM_ACTION_REF":        "v1",
+		"MCP_CONFORM_ACTION_REF":        "v1.2.3",
 	})
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+	// Used at a release tag, the build is that release.
+	if !strings.Contains(out, "\nmcp-conform v1.2.3 (commit ") {
+		t.Errorf("the log does not say which mcp-conform was built:\n%s", out)
 	}
 	dir := filepath.Join(r.work, "out/reports")
 	wantFiles(t, dir)
@@ -336,7 +340,7 @@ func TestActionServerReference(t *testing.T) {
 		t.Errorf("outputs %v", o)
 	}
 	wantContains(t, "job summary", r.summaryText(t), "### ✅ mcp-conform server: PASSED", "3 pass",
-		"- ✅ **ENVELOPE-404** (RES)", "(https://github.example/someone/mcp-conform/blob/v1/docs/resilience.md#")
+		"- ✅ **ENVELOPE-404** (RES)", "(https://github.example/someone/mcp-conform/blob/v1.2.3/docs/resilience.md#")
 }
 
 // TestActionClientReference: client mode with the reference client, once

@@ -104,7 +104,14 @@ build_env=(GOTOOLCHAIN=local)
 if [ -n "${MCP_CONFORM_GOCACHE:-}" ]; then
 	build_env+=(GOCACHE="$MCP_CONFORM_GOCACHE" GOMODCACHE="$MCP_CONFORM_GOMODCACHE" GOFLAGS=-modcacherw)
 fi
-(cd "$root" && env "${build_env[@]}" go build -o "$bin" ./cmd/mcp-conform) || die "go build of mcp-conform failed (see the log)"
+# An action used at a release tag is that release: 'mcp-conform version'
+# says so (a checkout of the action has no VCS stamp).
+ldflags=
+if [[ "${MCP_CONFORM_ACTION_REF:-}" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+	ldflags="-X main.version=$MCP_CONFORM_ACTION_REF"
+fi
+(cd "$root" && env "${build_env[@]}" go build -ldflags "$ldflags" -o "$bin" ./cmd/mcp-conform) || die "go build of mcp-conform failed (see the log)"
+"$bin" version
 
 # One run per protocol version, each in a folder of its own when there
 # are several.

@@ -50,6 +50,7 @@ var commands = []command{
 	{"reference-server", "run the reference MCP server", runServe, []string{"serve"}},
 	{"call", "call a tool with the reference client, rejoining the session stored in a state directory", runCall, nil},
 	{"fixture", "run a deliberately broken server", runFixture, nil},
+	{"version", "print the version, commit and Go version", runVersion, []string{"--version", "-version"}},
 }
 
 func main() { cli.Main(run) }

@@ -1,0 +1,3 @@
+// Package release holds the tests of the release configuration
+// (.goreleaser.yaml at the repository root).
+package release
