@@ -276,7 +276,7 @@ func wantCounts(t *testing.T, outputs map[string]string, runs ...*report.Run) {
 
 func wantFiles(t *testing.T, dir string) {
 	t.Helper()
-	for _, f := range []string{"junit.xml", "mcp-conform.json", "report.html", "summary.md", "mcp-conform.log"} {
+	for _, f := range []string{"junit.xml", "mcp-conform.json", "report.html", "summary.md", "mcp-conform.log", "badge.json"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("report %s: missing or empty (%v)", f, err)
 		}
@@ -407,6 +407,13 @@ func TestActionBrokenFixture(t *testing.T) {
 		t.Errorf("outputs %v", o)
 	}
 	wantContains(t, "job summary", r.summaryText(t), "### ❌ mcp-conform server: FAILED", "#### Failures (1)", "- ❌ **SESS-UNKNOWN-404** (MUST): ")
+	badge, err := os.ReadFile(filepath.Join(r.work, "mcp-conform-reports", "badge.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"schemaVersion":1,"label":"MCP reconnection","message":"1/2 MUST","color":"red"}` + "\n"; string(badge) != want {
+		t.Errorf("badge %s, want %s", badge, want)
+	}
 
 	baseline := filepath.Join(r.work, "expected-failures.txt")
 	if err := os.WriteFile(baseline, []byte("SESS-UNKNOWN-404  # GET and DELETE of an unknown session get 400\n"), 0o644); err != nil {

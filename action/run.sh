@@ -135,7 +135,7 @@ for v in "${versions[@]}"; do
 	dir=$reports
 	[ "${#versions[@]}" -eq 1 ] || dir="$reports/$v"
 	mkdir -p "$dir" || die "cannot create the reports folder $dir"
-	run=("$bin" "$mode" ${args[@]+"${args[@]}"} --junit "$dir/junit.xml" --json "$dir/mcp-conform.json" --html "$dir/report.html" --markdown "$dir/summary.md")
+	run=("$bin" "$mode" ${args[@]+"${args[@]}"} --junit "$dir/junit.xml" --json "$dir/mcp-conform.json" --html "$dir/report.html" --markdown "$dir/summary.md" --badge "$dir/badge.json")
 	[ -z "$v" ] || run+=(--protocol-version "$v")
 	rm -f "$dir/mcp-conform.json" "$dir/summary.md"
 	echo "::group::mcp-conform $mode${v:+ (protocol $v)}"

@@ -28,6 +28,9 @@ import (
 type Common struct {
 	// JUnit, JSON, HTML and Markdown are report paths; empty for none.
 	JUnit, JSON, HTML, Markdown string
+	// Badge is where a shields.io endpoint badge of the run goes; empty
+	// for none.
+	Badge string
 	// DocsBase is prepended to the project's own references in the
 	// Markdown report (docs/resilience.md#…); empty leaves them relative.
 	DocsBase string
@@ -264,7 +267,7 @@ func (c *Common) validate(side catalogue.Side) error {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
-	return checkReportDirs(c.JUnit, c.JSON, c.HTML, c.Markdown)
+	return checkReportDirs(c.JUnit, c.JSON, c.HTML, c.Markdown, c.Badge)
 }
 
 func (o *Options) validate() error {
@@ -372,6 +375,9 @@ func (c *Common) writeReports(run *report.Run) error {
 	markdown := func(w io.Writer, r *report.Run) error { return report.WriteMarkdown(w, r, c.DocsBase) }
 	if err := write(c.Markdown, markdown); err != nil {
 		return fmt.Errorf("--markdown: %w", err)
+	}
+	if err := write(c.Badge, report.WriteBadge); err != nil {
+		return fmt.Errorf("--badge: %w", err)
 	}
 	return nil
 }

@@ -14,7 +14,8 @@ import (
 )
 
 const clientUsage = `usage: mcp-conform client [--command CMD] [--protocol-version V] [--scenario ID]... [--junit FILE] [--json FILE] [--html FILE]
-                          [--markdown FILE] [--docs-url URL] [--expected-failures FILE] [-v]
+                          [--markdown FILE] [--docs-url URL] [--badge FILE]
+                          [--expected-failures FILE] [-v]
        mcp-conform client reference [--broken NAME] URL
 
 Grades an MCP client under session refreshes, expiry and server restarts.
@@ -50,6 +51,7 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.JSON, "json", "", "write a JSON report to this file")
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report, with a timeline per check, to this file")
 	fs.StringVar(&o.Markdown, "markdown", "", "write a Markdown report for a GitHub job summary or pull-request comment to this file")
+	fs.StringVar(&o.Badge, "badge", "", "write a shields.io endpoint badge (JSON: checks passed by level, coloured by whether every required check passed) to this file")
 	fs.StringVar(&o.DocsBase, "docs-url", "", "URL that the Markdown report's links to this project's documents start with, e.g. https://github.com/OWNER/mcp-conform/blob/REF/ (default: relative links)")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")

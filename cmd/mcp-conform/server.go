@@ -28,6 +28,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.JSON, "json", "", "write a JSON report to this file")
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report, with a timeline per check, to this file")
 	fs.StringVar(&o.Markdown, "markdown", "", "write a Markdown report for a GitHub job summary or pull-request comment to this file")
+	fs.StringVar(&o.Badge, "badge", "", "write a shields.io endpoint badge (JSON: checks passed by level, coloured by whether every required check passed) to this file")
 	fs.StringVar(&o.DocsBase, "docs-url", "", "URL that the Markdown report's links to this project's documents start with, e.g. https://github.com/OWNER/mcp-conform/blob/REF/ (default: relative links)")
 	fs.StringVar(&o.LabelFilter, "label-filter", "", "label expression (Ginkgo syntax) over ID sections, profiles and levels, e.g. 'sessions || grace' or '!resilience'")
 	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-' or '^GRACE-EXPIRES$' (matched against the ID and \"ID: summary\")")
