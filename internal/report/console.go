@@ -58,22 +58,7 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 			fmt.Fprintf(w, "  exchange:\n    %s\n", strings.ReplaceAll(strings.TrimRight(c.Exchange, "\n"), "\n", "\n    "))
 		}
 	}
-	unselected := 0
-	for _, c := range r.Checks {
-		if c.Verdict == Skip && c.Message == notSelected {
-			unselected++
-		}
-	}
-	var counts []string
-	for _, v := range Verdicts {
-		n := r.Counts[v]
-		if v == Skip {
-			n -= unselected
-		}
-		if n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, v))
-		}
-	}
+	counts, unselected := verdictCounts(r)
 	result := "PASSED"
 	if !r.Passed {
 		result = "FAILED"
@@ -93,3 +78,24 @@ const notSelected = "not selected by --profile, --label-filter or --focus"
 
 // NotSelected is the skip message of a check that was filtered out.
 func NotSelected() string { return notSelected }
+
+// verdictCounts is the run's count of each verdict that occurred ("3
+// pass"), in display order, less the checks the filters left out, and
+// how many those were.
+func verdictCounts(r *Run) (counts []string, unselected int) {
+	for _, c := range r.Checks {
+		if c.Verdict == Skip && c.Message == notSelected {
+			unselected++
+		}
+	}
+	for _, v := range Verdicts {
+		n := r.Counts[v]
+		if v == Skip {
+			n -= unselected
+		}
+		if n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	return counts, unselected
+}

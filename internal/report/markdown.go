@@ -130,22 +130,7 @@ func (m *mdWriter) header(r *Run) {
 		result = "FAILED"
 	}
 	fmt.Fprintf(&m.b, "### %s mcp-conform %s: %s\n\n", map[bool]string{true: "✅", false: "❌"}[r.Passed], r.Mode, result)
-	unselected := 0
-	for _, c := range r.Checks {
-		if c.Verdict == Skip && c.Message == notSelected {
-			unselected++
-		}
-	}
-	var counts []string
-	for _, v := range Verdicts {
-		n := r.Counts[v]
-		if v == Skip {
-			n -= unselected
-		}
-		if n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, v))
-		}
-	}
+	counts, unselected := verdictCounts(r)
 	defects := fmt.Sprintf("%d distinct defects", r.Defects)
 	if r.Defects == 1 {
 		defects = "1 distinct defect"
