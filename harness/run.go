@@ -16,12 +16,12 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
-	"github.com/mcp-conform/mcp-conform/faults"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 	"github.com/mcp-conform/mcp-conform/target"
+	"github.com/mcp-conform/mcp-conform/toxics"
 )
 
 // Common are the settings both modes share.
@@ -153,7 +153,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 		tc.Restart, tc.Kill = live.around(tc.Restart, tc.Kill)
 	}
 	if !o.NoProxy {
-		tc.Faults = faults.NewServer()
+		tc.Faults = toxics.NewServer()
 		defer tc.Faults.Close()
 	}
 	if pr.version != o.ProtocolVersion {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/faults"
+	"github.com/mcp-conform/mcp-conform/toxics"
 )
 
 // conns dials and remembers every open client connection, so that a storm
@@ -16,7 +16,7 @@ import (
 // proxy, has the proxy reset both sides first.
 type conns struct {
 	d     net.Dialer
-	proxy *faults.Proxy
+	proxy *toxics.Proxy
 	mu    sync.Mutex
 	open  map[*trackedConn]struct{}
 }
@@ -77,7 +77,7 @@ func (c *conns) cut() int {
 
 // proxyFor puts a fault proxy, whose closes are resets, in front of the
 // server at rawURL, and returns it with the URL that goes through it.
-func proxyFor(fs *faults.Server, rawURL string) (*faults.Proxy, string, error) {
+func proxyFor(fs *toxics.Server, rawURL string) (*toxics.Proxy, string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, "", fmt.Errorf("--url: %w", err)
@@ -87,13 +87,13 @@ func proxyFor(fs *faults.Server, rawURL string) (*faults.Proxy, string, error) {
 		return nil, "", fmt.Errorf("--cut proxy needs an http:// URL, got %s", u.Scheme+"://")
 	}
 	// Through the proxy, an unreachable server would look like a reset.
-	upstream := faults.UpstreamOf(u)
+	upstream := toxics.UpstreamOf(u)
 	nc, err := net.DialTimeout("tcp", upstream, 10*time.Second)
 	if err != nil {
 		return nil, "", fmt.Errorf("cannot reach %s: %w", rawURL, err)
 	}
 	nc.Close()
-	p, err := fs.NewProxy("storm", upstream, faults.WithReset())
+	p, err := fs.NewProxy("storm", upstream, toxics.WithReset())
 	if err != nil {
 		return nil, "", fmt.Errorf("fault proxy: %w", err)
 	}

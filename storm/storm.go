@@ -19,8 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/faults"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/toxics"
 )
 
 // Reconnect strategies after the cut.
@@ -200,7 +200,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	cn := newConns()
 	base := o.URL
 	if o.Cut == CutProxy {
-		fs := faults.NewServer()
+		fs := toxics.NewServer()
 		defer fs.Close()
 		p, u, err := proxyFor(fs, o.URL)
 		if err != nil {

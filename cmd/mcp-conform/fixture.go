@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcp-conform/mcp-conform/fixtures"
-	"github.com/mcp-conform/mcp-conform/reference/serve"
+	"github.com/mcp-conform/mcp-conform/reference/cmdline"
 )
 
 func runFixture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -70,7 +70,7 @@ flags:`)
 			return fmt.Errorf("--store: %w", err)
 		}
 		defer r.Close()
-		return serve.UntilDone(ctx, r.Host, stdout, log)
+		return cmdline.UntilDone(ctx, r.Host, stdout, log)
 	}
 	if *storeURL != "" {
 		return usageError(errors.New("--store is for replica fixtures only (see --list)"))
@@ -88,5 +88,5 @@ flags:`)
 		ln.Close()
 		return err
 	}
-	return serve.UntilDone(ctx, h, stdout, log)
+	return cmdline.UntilDone(ctx, h, stdout, log)
 }

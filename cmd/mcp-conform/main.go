@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcp-conform/mcp-conform/internal/cli"
-	"github.com/mcp-conform/mcp-conform/reference/serve"
+	"github.com/mcp-conform/mcp-conform/reference/cmdline"
 )
 
 // Exit codes: 0 success, 1 a required check failed (or the command failed),
@@ -88,5 +88,5 @@ func usage(w io.Writer) {
 
 // runServe is the reference-server command.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return serve.Run(ctx, "mcp-conform reference-server", args, stdout, stderr)
+	return cmdline.Run(ctx, "mcp-conform reference-server", args, stdout, stderr)
 }

@@ -9,11 +9,11 @@ import (
 	"io"
 
 	"github.com/mcp-conform/mcp-conform/internal/cli"
-	"github.com/mcp-conform/mcp-conform/reference/serve"
+	"github.com/mcp-conform/mcp-conform/reference/cmdline"
 )
 
 func main() { cli.Main(run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return cli.ExitCode(serve.Run(ctx, "reference-server", args, stdout, stderr), "reference-server", stderr)
+	return cli.ExitCode(cmdline.Run(ctx, "reference-server", args, stdout, stderr), "reference-server", stderr)
 }

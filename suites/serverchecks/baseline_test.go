@@ -7,15 +7,15 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
-	"github.com/mcp-conform/mcp-conform/faults"
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/target"
+	"github.com/mcp-conform/mcp-conform/toxics"
 )
 
 // withProxy gives tc a fault proxy server, as a run without --no-proxy has.
 func withProxy(t *testing.T, tc *Target) *Target {
-	tc.Faults = faults.NewServer()
+	tc.Faults = toxics.NewServer()
 	t.Cleanup(func() { tc.Faults.Close() })
 	return tc
 }

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
-	"github.com/mcp-conform/mcp-conform/faults"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/target"
+	"github.com/mcp-conform/mcp-conform/toxics"
 )
 
 // env is one check's view of the target: its kit.T (assertions, skip,
@@ -26,7 +26,7 @@ type env struct {
 	C      *wire.Client
 	Config *target.Config
 	target *Target
-	proxy  *faults.Proxy
+	proxy  *toxics.Proxy
 	tr     *http.Transport
 
 	mu   sync.Mutex
@@ -134,11 +134,11 @@ func (tc *Target) setup(t *kit.T, d def) *env {
 		if err != nil {
 			e.Failf("target URL: %v", err)
 		}
-		var opts []faults.ProxyOption
+		var opts []toxics.ProxyOption
 		if d.reset {
-			opts = append(opts, faults.WithReset())
+			opts = append(opts, toxics.WithReset())
 		}
-		p, err := tc.Faults.NewProxy(strings.ToLower(ent.ID), faults.UpstreamOf(u), opts...)
+		p, err := tc.Faults.NewProxy(strings.ToLower(ent.ID), toxics.UpstreamOf(u), opts...)
 		if err != nil {
 			e.Failf("fault proxy: %v", err)
 		}

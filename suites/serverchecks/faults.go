@@ -3,11 +3,11 @@ package serverchecks
 import (
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/faults"
+	"github.com/mcp-conform/mcp-conform/toxics"
 )
 
 // needProxy skips a check that injects faults when there is no proxy.
-func (e *env) needProxy() *faults.Proxy {
+func (e *env) needProxy() *toxics.Proxy {
 	if e.proxy == nil {
 		e.Skip("injects a network fault: needs the fault proxy (run without --no-proxy)")
 	}
@@ -17,7 +17,7 @@ func (e *env) needProxy() *faults.Proxy {
 // inject logs fault id (what it does), applies it through the check's
 // proxy and, when it hits live connections, drops the idle ones so the
 // next request opens a fresh connection.
-func (e *env) inject(id, what string, live bool, apply ...func(*faults.Proxy) error) {
+func (e *env) inject(id, what string, live bool, apply ...func(*toxics.Proxy) error) {
 	p := e.needProxy()
 	e.Logf("!! %s: %s", id, what)
 	for _, f := range apply {
@@ -32,12 +32,12 @@ func (e *env) inject(id, what string, live bool, apply ...func(*faults.Proxy) er
 
 // refresh cuts every live connection of the check at once (F-REFRESH).
 func (e *env) refresh() {
-	e.inject("F-REFRESH", "every live connection cut", true, (*faults.Proxy).Refresh)
+	e.inject("F-REFRESH", "every live connection cut", true, (*toxics.Proxy).Refresh)
 }
 
 // freeze makes every live connection half-open (F-BLACKHOLE).
 func (e *env) freeze() {
-	e.inject("F-BLACKHOLE", "live connections frozen, not closed", true, (*faults.Proxy).Freeze)
+	e.inject("F-BLACKHOLE", "live connections frozen, not closed", true, (*toxics.Proxy).Freeze)
 }
 
 // cutAfter arms F-CUT-AFTER: the next stream to carry n events is cut.
@@ -54,7 +54,7 @@ func (e *env) cutAfter(n int) {
 
 // reset resets every live connection of the check (F-RESET).
 func (e *env) reset() {
-	e.inject("F-RESET", "every live connection reset (RST)", true, (*faults.Proxy).Reset)
+	e.inject("F-RESET", "every live connection reset (RST)", true, (*toxics.Proxy).Reset)
 }
 
 // slowLink makes the server's data arrive late and in small pieces (F-LATENCY).
@@ -66,12 +66,12 @@ func (e *env) reset() {
 // call's response could still be queued in the proxy when the check ended.
 func (e *env) slowLink() {
 	e.inject("F-LATENCY", "20ms latency, data sliced into ~64-byte pieces", false,
-		func(p *faults.Proxy) error { return p.Latency(20*time.Millisecond, 5*time.Millisecond) },
-		func(p *faults.Proxy) error { return p.Slicer(64, 48, time.Millisecond) })
+		func(p *toxics.Proxy) error { return p.Latency(20*time.Millisecond, 5*time.Millisecond) },
+		func(p *toxics.Proxy) error { return p.Slicer(64, 48, time.Millisecond) })
 }
 
 // stall makes every live connection of the check stop reading what the
 // server sends (F-STALL): a client that stopped reading those streams.
 func (e *env) stall() {
-	e.inject("F-STALL", "live connections stop reading what the server sends", true, (*faults.Proxy).Stall)
+	e.inject("F-STALL", "live connections stop reading what the server sends", true, (*toxics.Proxy).Stall)
 }

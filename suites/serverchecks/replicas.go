@@ -12,9 +12,9 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/mcp-conform/mcp-conform/faults"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/target"
+	"github.com/mcp-conform/mcp-conform/toxics"
 )
 
 // NoReplicas is why the replica checks skip without --replica-url.
@@ -34,7 +34,7 @@ func (e *env) replicas() []*wire.Client {
 			e.Failf("replica URL %q: %v", raw, err)
 		}
 		if e.target.Faults != nil {
-			p, err := e.target.Faults.NewProxy(fmt.Sprintf("%s-replica-%d", strings.ToLower(e.Entry.ID), i+2), faults.UpstreamOf(u))
+			p, err := e.target.Faults.NewProxy(fmt.Sprintf("%s-replica-%d", strings.ToLower(e.Entry.ID), i+2), toxics.UpstreamOf(u))
 			if err != nil {
 				e.Failf("fault proxy for replica %s: %v", raw, err)
 			}

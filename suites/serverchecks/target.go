@@ -3,8 +3,8 @@ package serverchecks
 import (
 	"context"
 
-	"github.com/mcp-conform/mcp-conform/faults"
 	"github.com/mcp-conform/mcp-conform/target"
+	"github.com/mcp-conform/mcp-conform/toxics"
 )
 
 // Target is what the server checks know about the run; the harness fills
@@ -17,7 +17,7 @@ type Target struct {
 	// ProtocolVersion is offered in initialize and sent on every request.
 	ProtocolVersion string
 	// Faults is the embedded fault proxy server; nil with --no-proxy.
-	Faults *faults.Server
+	Faults *toxics.Server
 	// Restart restarts the target (F-RESTART); nil when it cannot.
 	Restart func(ctx context.Context) error
 	// Kill kills the target's process with SIGKILL (F-KILL), without

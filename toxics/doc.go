@@ -1,8 +1,8 @@
-// Package faults injects network faults between an MCP client and the
+// Package toxics injects network faults between an MCP client and the
 // server under test, on an embedded in-process Toxiproxy v2. Each check puts
 // its own Proxy in front of the server and dials Proxy.Addr.
 //
-// Fault IDs (see the Faults table in README.md) and what simulates them:
+// Fault IDs (see docs/faults.md) and what simulates them:
 //
 //	F-REFRESH    Proxy.Refresh: every open connection closed at once
 //	F-RESET      Proxy.Reset (proxy created WithReset): every open connection reset
@@ -33,4 +33,4 @@
 // which hit open and future connections alike and stay until the proxy is
 // closed: toxics are never removed one by one, because Toxiproxy's
 // RemoveToxic can hang (Shopify/toxiproxy#558); close the proxy instead.
-package faults
+package toxics

@@ -1,6 +1,6 @@
-// Package serve runs the reference server from command-line flags: the
+// Package cmdline runs the reference server from command-line flags: the
 // mcp-conform reference-server command and the reference-server binary.
-package serve
+package cmdline
 
 import (
 	"context"
