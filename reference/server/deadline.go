@@ -35,8 +35,13 @@ type deadlineWriter struct {
 	onDead  func()
 	errs    *jsonErrors // the writer below, which holds back plain-text errors
 	dead    atomic.Bool
+	lost    atomic.Bool  // a write or flush failed: what it carried never reached the client
 	writing atomic.Int32 // writes and flushes in progress
 	once    sync.Once
+	// abortMu orders a kill's delayed abort (see kill) with done, so the
+	// abort never reaches a connection that has moved on to another request.
+	abortMu  sync.Mutex
+	released bool
 	// rc controls the writer below; bind sets it once, rather than each
 	// write and flush making its own.
 	rc *http.ResponseController
@@ -62,6 +67,7 @@ var deadlineEpoch = time.Now()
 func (d *deadlineWriter) Write(p []byte) (int, error) {
 	_, err := d.begin()
 	if err != nil {
+		d.lost.Store(true)
 		return 0, err
 	}
 	defer d.writing.Add(-1)
@@ -74,6 +80,7 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 func (d *deadlineWriter) FlushError() error {
 	rc, err := d.begin()
 	if err != nil {
+		d.lost.Store(true)
 		return err
 	}
 	defer d.writing.Add(-1)
@@ -83,19 +90,16 @@ func (d *deadlineWriter) FlushError() error {
 }
 
 // begin arms the deadline of a write unless the response is dead. A kill
-// racing it either sees the write in progress and aborts it, or is seen
-// here after the deadline was armed.
+// racing it either is seen here or sees the write in progress, which it
+// lets finish (see kill): aborting a write cuts the response wherever it
+// is, its status line included.
 func (d *deadlineWriter) begin() (*http.ResponseController, error) {
 	d.writing.Add(1)
 	if d.dead.Load() {
 		d.writing.Add(-1)
 		return nil, errStreamDead
 	}
-	rc := d.arm()
-	if d.dead.Load() {
-		rc.SetWriteDeadline(time.Now())
-	}
-	return rc, nil
+	return d.arm(), nil
 }
 
 // Unwrap exposes the real writer to http.ResponseController.
@@ -122,6 +126,7 @@ func (d *deadlineWriter) controller() *http.ResponseController {
 
 func (d *deadlineWriter) settle(err error) {
 	if err != nil {
+		d.lost.Store(true)
 		d.markDead()
 	}
 }
@@ -129,20 +134,38 @@ func (d *deadlineWriter) settle(err error) {
 // done clears an armed deadline when the request ends: the connection may
 // serve more requests, and an idle stream is not a stalled one.
 func (d *deadlineWriter) done() {
+	d.abortMu.Lock()
+	d.released = true
+	d.abortMu.Unlock()
 	if d.armedUntil.Swap(0) != 0 {
 		d.controller().SetWriteDeadline(time.Time{})
 	}
 }
 
-// kill marks the response dead and makes a write in progress fail now. With
-// none in progress the connection is left alone, so a stream that was
-// closed cleanly (a retry hint, then the end) still ends cleanly.
+// kill marks the response dead: later writes fail at once. A write in
+// progress is given closeWait to finish before it is aborted: a healthy one
+// takes microseconds, and aborting it at once could cut a response's status
+// line or its last event, leaving the client a closed connection where an
+// answer that says why was due (see answerLost). With none in progress the
+// connection is left alone, so a stream that was closed cleanly (a retry
+// hint, then the end) still ends cleanly.
 func (d *deadlineWriter) kill() {
 	d.markDead()
 	if d.writing.Load() > 0 {
-		d.controller().SetWriteDeadline(time.Now())
-		d.armedUntil.Store(-1) // armed, in the past
+		time.AfterFunc(closeWait, d.abort)
 	}
+}
+
+// abort makes a write still in progress fail now, unless the request has
+// ended.
+func (d *deadlineWriter) abort() {
+	d.abortMu.Lock()
+	defer d.abortMu.Unlock()
+	if d.released || d.writing.Load() == 0 {
+		return
+	}
+	d.controller().SetWriteDeadline(time.Now())
+	d.armedUntil.Store(-1) // armed, in the past
 }
 
 func (d *deadlineWriter) markDead() {
@@ -207,6 +230,9 @@ func (s *Server) bindWriter(w http.ResponseWriter, sess *session, cancel context
 		sess.delist(dw)
 		if cancel != nil {
 			cancel()
+		}
+		if enlist && !je.answered && sess.isGone() {
+			s.answerLost(je, sess)
 		}
 		je.finish()
 		dw.done()

@@ -21,9 +21,11 @@ const (
 // may also drop it and try again.
 type jsonErrors struct {
 	http.ResponseWriter
-	id     json.RawMessage // the request's id, if it had one
-	status int             // a held-back error status, 0 if none
-	body   bytes.Buffer
+	id        json.RawMessage // the request's id, if it had one
+	status    int             // a held-back error status, 0 if none
+	body      bytes.Buffer
+	committed bool // a status line went to the writer below
+	answered  bool // a response to id went to the writer below
 }
 
 func (j *jsonErrors) WriteHeader(code int) {
@@ -34,6 +36,7 @@ func (j *jsonErrors) WriteHeader(code int) {
 		j.status = code
 		return
 	}
+	j.committed = true
 	j.ResponseWriter.WriteHeader(code)
 }
 
@@ -41,7 +44,30 @@ func (j *jsonErrors) Write(p []byte) (int, error) {
 	if j.status != 0 {
 		return j.body.Write(p)
 	}
-	return j.ResponseWriter.Write(p)
+	j.committed = true
+	n, err := j.ResponseWriter.Write(p)
+	if err == nil && !j.answered && len(j.id) > 0 {
+		j.answered = isResponseTo(p, j.id)
+	}
+	return n, err
+}
+
+// isResponseTo reports whether p, a write of the go-sdk's (a JSON body or
+// an SSE event, each written whole), holds the response to id: the id as
+// the go-sdk writes it, beside a result or an error.
+func isResponseTo(p []byte, id json.RawMessage) bool {
+	i := bytes.Index(p, []byte(`"id":`))
+	for i >= 0 {
+		if bytes.HasPrefix(p[i+5:], id) {
+			return bytes.Contains(p, []byte(`"result":`)) || bytes.Contains(p, []byte(`"error":`))
+		}
+		j := bytes.Index(p[i+5:], []byte(`"id":`))
+		if j < 0 {
+			break
+		}
+		i += 5 + j
+	}
+	return false
 }
 
 // Unwrap exposes the real writer to http.ResponseController.
