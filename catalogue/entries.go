@@ -11,6 +11,9 @@ const (
 	KeyRecoveryHint Key = "recovery_hint"
 	KeyResumable    Key = "tools.resumable"
 	KeyTask         Key = "tools.task"
+	// KeyRefreshedToken is a second token of the first principal, as a
+	// token refresh would give it.
+	KeyRefreshedToken Key = "principals[0].refreshed_token"
 	// The sessionless revision (2026-07-28).
 	KeyStepping  Key = "tools.stepping"
 	KeyListen    Key = "listen"
@@ -39,6 +42,8 @@ const (
 	sep2663       = "https://modelcontextprotocol.io/seps/2663-tasks-extension"
 	spec26Legacy  = spec26HTTP + "#earlier-streamable-http-revisions"
 	spec26Version = spec26HTTP + "#protocol-version-header"
+	spec26Change  = "https://modelcontextprotocol.io/specification/2026-07-28/changelog"
+	spec26Compat  = "https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning#backward-compatibility-with-initialization-based-versions"
 )
 
 var entries = []Entry{
@@ -111,6 +116,8 @@ var entries = []Entry{
 		Summary: "Parallel re-initializes of one live session id all get a 200 InitializeResult with that id and leave one working session."},
 	{ID: "RESUME-NO-INIT", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "page-refresh",
 		Summary: "After every connection is cut, reusing the id without initialize (new GET, then POSTs) works."},
+	{ID: "AUTH-REFRESH-REJOIN", Level: Res, Side: Server, Section: "recreate", SpecRef: resilience + "token-refresh", Needs: []Key{KeyPrincipals, KeyRefreshedToken}, DependsOn: []string{"RECREATE-OWNER-ONLY"},
+		Summary: "The session's principal presenting another token of its own (principals[0].refreshed_token, as a refresh gives it) rejoins its session, state kept; the other principal is still refused (403/404)."},
 	{ID: "TOOL-AS-DECLARED", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "declared-notifications", Sessionless: true, Needs: []Key{KeyNotifying},
 		Summary: "A call of the notifying tool that no fault disturbs delivers every notification the profile declares (tools.notifying), then its result: the checks that count them judge what a fault cost against that."},
 	{ID: "GET-STALE-REPLACED", Level: Res, Side: Server, Section: "streams-res", SpecRef: resilience + "stale-get-replacement",

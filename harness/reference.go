@@ -58,7 +58,7 @@ func ReferenceProfile() *target.Config {
 			WriteTimeout:         target.Duration(writeTimeout),
 			KeepAlive:            target.Duration(c.SSEKeepAlive),
 		},
-		Principals:   []target.Principal{{Name: "alice", Token: "alice-token"}, {Name: "bob", Token: "bob-token"}},
+		Principals:   []target.Principal{{Name: "alice", Token: "alice-token", RefreshedToken: "alice-token-refreshed"}, {Name: "bob", Token: "bob-token"}},
 		Origins:      target.Origins{Allowed: "http://localhost:3000", Disallowed: "https://evil.example"},
 		RecoveryHint: true,
 	}

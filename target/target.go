@@ -185,6 +185,10 @@ func (t Timings) MarshalJSON() ([]byte, error) {
 type Principal struct {
 	Name  string `json:"name,omitempty"`
 	Token string `json:"token"`
+	// RefreshedToken is another valid token of the same principal (as a
+	// token refresh gives it), declared for the first principal only
+	// (AUTH-REFRESH-REJOIN).
+	RefreshedToken string `json:"refreshed_token,omitempty"`
 }
 
 // RequestHeader is what every request of the harness carries: the
@@ -339,6 +343,15 @@ func (c *Config) Validate() error {
 	if len(c.Principals) == 2 && c.Principals[0].Token == c.Principals[1].Token {
 		errs = append(errs, errors.New("principals: the two tokens must differ"))
 	}
+	for i, p := range c.Principals {
+		switch {
+		case p.RefreshedToken == "":
+		case i > 0:
+			errs = append(errs, fmt.Errorf("principals[%d].refreshed_token: only the first principal's is used", i))
+		case p.RefreshedToken == p.Token || (len(c.Principals) == 2 && p.RefreshedToken == c.Principals[1].Token):
+			errs = append(errs, errors.New("principals[0].refreshed_token must differ from both principals' tokens"))
+		}
+	}
 	for k := range c.Headers {
 		if strings.EqualFold(k, wire.HeaderSessionID) || strings.EqualFold(k, wire.HeaderProtocolVersion) {
 			errs = append(errs, fmt.Errorf("headers: %s is set by the harness", k))
@@ -361,6 +374,8 @@ func (c *Config) Has(key catalogue.Key) bool {
 		return c.Timings.EventMaxAge > 0
 	case catalogue.KeyPrincipals:
 		return len(c.Principals) == 2
+	case catalogue.KeyRefreshedToken:
+		return len(c.Principals) == 2 && c.Principals[0].RefreshedToken != ""
 	case catalogue.KeyOriginDenied:
 		return c.Origins.Disallowed != ""
 	case catalogue.KeyRecoveryHint:

@@ -18,7 +18,7 @@ tools:
   stateful: {name: counter_increment}
   resumable: {name: job_start, arguments: {steps: 1}, poll: job_get}
 timings: {idle_threshold: 1s, grace_period: 2s, reaper_interval: 100ms, event_max_age: 3s, write_timeout: 4s}
-principals: [{token: a}, {token: b}]
+principals: [{token: a, refreshed_token: a2}, {token: b}]
 origins: {disallowed: https://evil.example}
 recovery_hint: true
 `
@@ -33,13 +33,13 @@ recovery_hint: true
 		t.Errorf("resumable %+v, write timeout %v", r, c.Timings.WriteTimeout)
 	}
 	for _, k := range []catalogue.Key{catalogue.KeyNotifying, catalogue.KeyStateful, catalogue.KeyGraceTimings, catalogue.KeyEventMaxAge,
-		catalogue.KeyPrincipals, catalogue.KeyOriginDenied, catalogue.KeyRecoveryHint, catalogue.KeyResumable} {
+		catalogue.KeyPrincipals, catalogue.KeyRefreshedToken, catalogue.KeyOriginDenied, catalogue.KeyRecoveryHint, catalogue.KeyResumable} {
 		if !c.Has(k) {
 			t.Errorf("Has(%s) = false", k)
 		}
 	}
 	j, err := Parse([]byte(`{"tools":{"stateful":{"name":"n"}}}`))
-	if err != nil || !j.Has(catalogue.KeyStateful) || j.Has(catalogue.KeyNotifying) {
+	if err != nil || !j.Has(catalogue.KeyStateful) || j.Has(catalogue.KeyNotifying) || j.Has(catalogue.KeyRefreshedToken) {
 		t.Errorf("JSON profile: %+v %v", j, err)
 	}
 	empty, err := Parse([]byte(""))
@@ -88,6 +88,9 @@ func TestParseErrors(t *testing.T) {
 		{"tools: {resumable: {name: job_start, token: resume_token}}", "unknown field"},
 		{"principals: [{token: a}]", "exactly two"},
 		{"principals: [{token: a}, {token: a}]", "must differ"},
+		{"principals: [{token: a, refreshed_token: a}, {token: b}]", "refreshed_token must differ"},
+		{"principals: [{token: a, refreshed_token: b}, {token: b}]", "refreshed_token must differ"},
+		{"principals: [{token: a}, {token: b, refreshed_token: c}]", "only the first"},
 		{"headers: {Mcp-Session-Id: x}", "set by the harness"},
 		{"[1, 2", "yaml"},
 	} {

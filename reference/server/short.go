@@ -6,7 +6,7 @@ import "time"
 // minutes, so that waiting out an idle session or an evicted event takes
 // a test seconds: the embedded target of `mcp-conform server` and the
 // broken fixtures run on it. It also turns recovery hints on and binds
-// two bearer principals, alice and bob.
+// two bearer principals, alice (with two tokens, as after a refresh) and bob.
 func ShortTimings() Config {
 	return Config{
 		ReaperInterval:       200 * time.Millisecond,
@@ -18,6 +18,6 @@ func ShortTimings() Config {
 		SSERetry:             500 * time.Millisecond,
 		RecoveryHint:         true,
 		TaskPollInterval:     200 * time.Millisecond,
-		BearerTokens:         map[string]string{"alice-token": "alice", "bob-token": "bob"},
+		BearerTokens:         map[string]string{"alice-token": "alice", "alice-token-refreshed": "alice", "bob-token": "bob"},
 	}
 }

@@ -73,7 +73,7 @@ func Checks(tc *Target) []kit.Check {
 func allDefs() []def {
 	var defs []def
 	for _, section := range [][]def{
-		sessionChecks(), streamChecks(), jsonrpcChecks(), graceChecks(), recreateChecks(),
+		sessionChecks(), streamChecks(), jsonrpcChecks(), graceChecks(), recreateChecks(), authRefreshChecks(),
 		streamResilienceChecks(), replayChecks(), envelopeChecks(), robustnessChecks(), restartChecks(),
 		replicaChecks(),
 		append(modernToo(taskChecks()), modernOnly(modernTaskChecks())...), // their io.modelcontextprotocol/tasks variants
