@@ -30,6 +30,13 @@ func Configure(o *mcp.ServerOptions) {
 	o.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 }
 
+// ConfigureStateless is Configure for the sessionless revision, which has
+// no resources/subscribe: a client follows resources with
+// subscriptions/listen there.
+func ConfigureStateless(o *mcp.ServerOptions) {
+	o.CompletionHandler = complete
+}
+
 // Register adds every tool, resource and prompt to srv.
 func Register(srv *mcp.Server, opts Options) {
 	registerTools(srv, opts)

@@ -72,7 +72,7 @@ func TestTools(t *testing.T) {
 		}
 		if tool.Name == "json_schema_2020_12_tool" {
 			b, _ := json.Marshal(tool.InputSchema)
-			for _, kw := range []string{`"$schema":"https://json-schema.org/draft/2020-12/schema"`, `"$defs":{"address"`, `"additionalProperties":false`} {
+			for _, kw := range []string{`"$schema":"https://json-schema.org/draft/2020-12/schema"`, `"$defs":{"address"`, `"additionalProperties":false`, `"$anchor":"addressDef"`, `"allOf":[{"anyOf"`, `"if":{`, `"then":{`, `"else":{`} {
 				if !strings.Contains(string(b), kw) {
 					t.Errorf("json_schema_2020_12_tool schema %s lacks %s", b, kw)
 				}

@@ -17,12 +17,23 @@ func oneString(name, about string) json.RawMessage {
 }
 
 // schema2020 keeps the JSON Schema 2020-12 keywords the suite looks for
-// ($schema, $defs, additionalProperties) as written.
+// ($schema, $defs, additionalProperties; from 2026-07-28 also $anchor,
+// allOf/anyOf and if/then/else) as written.
 var schema2020 = json.RawMessage(`{
 	"$schema": "https://json-schema.org/draft/2020-12/schema",
 	"type": "object",
-	"$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-	"properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+	"$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+	"properties": {
+		"name": {"type": "string"},
+		"address": {"$ref": "#/$defs/address"},
+		"contactMethod": {"type": "string", "enum": ["phone", "email"]},
+		"phone": {"type": "string"},
+		"email": {"type": "string"}
+	},
+	"allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+	"if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+	"then": {"required": ["phone"]},
+	"else": {"required": ["email"]},
 	"additionalProperties": false
 }`)
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-conform/mcp-conform/reference/conformance"
 	"github.com/mcp-conform/mcp-conform/reference/jobs"
 	"github.com/mcp-conform/mcp-conform/reference/tasks"
 	"github.com/mcp-conform/mcp-conform/reference/tools"
@@ -54,13 +55,17 @@ type modern struct {
 	listens *listenHub
 	mu      sync.Mutex
 	servers map[string]*mcp.Server
+	// sealer signs the requestState of the conformance fixtures.
+	sealer *conformance.Sealer
+	// inputs holds the *taskInput of each conformance fixture task.
+	inputs sync.Map
 }
 
 // modernPrincipalKey carries the request's principal to getServer.
 type modernPrincipalKey struct{}
 
 func (s *Server) newModern() *modern {
-	m := &modern{servers: map[string]*mcp.Server{}, listens: newListenHub()}
+	m := &modern{servers: map[string]*mcp.Server{}, listens: newListenHub(), sealer: conformance.NewSealer(s.cfg.Clock.Now)}
 	m.handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		principal, _ := r.Context().Value(modernPrincipalKey{}).(string)
 		return s.modernServer(m, principal)
@@ -79,16 +84,26 @@ func (s *Server) modernServer(m *modern, principal string) *mcp.Server {
 	}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	caps.AddExtension(tasksExtension, nil)
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-conform-reference", Version: Version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		SupportedProtocolVersions: append([]string{modernVersion}, legacyVersions...),
 		SchemaCache:               s.schemas,
 		Logger:                    s.sdkLog,
 		Capabilities:              caps,
-	})
+	}
+	if s.cfg.ConformanceTools {
+		// The fixtures' lists never change: no listChanged.
+		caps.Prompts = &mcp.PromptCapabilities{}
+		conformance.ConfigureStateless(opts)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-conform-reference", Version: Version}, opts)
 	srv.AddReceivingMiddleware(s.announceTasks)
 	sess := &modernSession{principal: principal}
 	tools.Register(srv, tools.Deps{Session: func(context.Context) tools.Session { return sess }, Jobs: s.jobs, Clock: s.cfg.Clock, Logger: s.log})
 	tools.RegisterTally(srv, &sess.tallies, s.cfg.Clock, func(name string) { m.listens.updated(principal, tools.TallyURI(name)) })
+	if s.cfg.ConformanceTools {
+		conformance.Register(srv, conformance.Options{Retry: s.cfg.SSERetry})
+		conformance.RegisterStateless(srv, conformance.StatelessOptions{Principal: principal, Sealer: m.sealer})
+	}
 	m.servers[principal] = srv
 	return srv
 }
@@ -158,8 +173,10 @@ type modernRequest struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 		TaskID    string          `json:"taskId"`
-		Meta      map[string]any  `json:"_meta"`
-		Task      *struct {
+		// InputResponses answer a fixture's inputRequests (conformance tools).
+		InputResponses json.RawMessage `json:"inputResponses"`
+		Meta           map[string]any  `json:"_meta"`
+		Task           *struct {
 			TTLMs *int64 `json:"ttlMs"`
 		} `json:"task"`
 	} `json:"params"`
@@ -186,7 +203,7 @@ func (s *Server) serveModernTask(w http.ResponseWriter, r *http.Request, princip
 		s.serveListen(w, r, m, principal, body)
 		return true
 	case "tools/call":
-		if !m.declaresTasks() || !slices.Contains(tools.TaskTools, m.Params.Name) {
+		if !m.declaresTasks() || !slices.Contains(tools.TaskTools, m.Params.Name) && !s.fixtureTask(m) {
 			return false
 		}
 	case "tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list":
@@ -222,7 +239,13 @@ type modernTask struct {
 	// Result or Error is the outcome, inline, once the task has one.
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *tasks.Error    `json:"error,omitempty"`
+	// InputRequests is what an input_required task waits for.
+	InputRequests mcp.InputRequestMap `json:"inputRequests,omitempty"`
 }
+
+// complete is the empty result of tasks/cancel and tasks/update (SEP-2322's
+// resultType on every result that is not a task).
+var complete = map[string]string{"resultType": "complete"}
 
 func modernWire(snap tasks.Snapshot) modernTask {
 	t := snap.Wire()
@@ -232,6 +255,11 @@ func modernWire(snap tasks.Snapshot) modernTask {
 	}
 	if o := snap.Outcome; o != nil {
 		out.Result, out.Error = o.Result, o.Error
+		if snap.Status == tasks.Failed && o.IsError && o.Result != nil {
+			// A tool that ran and reported an error completed; failed is
+			// for protocol errors (SEP-2663).
+			out.Status = tasks.Completed
+		}
 	}
 	return out
 }
@@ -275,17 +303,30 @@ func (s *Server) answerModernTask(r *http.Request, m modernRequest, principal st
 		if err != nil {
 			return http.StatusOK, nil, taskError(err)
 		}
-		return http.StatusOK, modernWire(snap), nil
+		t := modernWire(snap)
+		t.ResultType = "complete"
+		if in := s.modern.taskInputOf(snap.ID); in != nil && snap.Status == tasks.Working {
+			if asks := in.requests(); len(asks) > 0 {
+				t.Status, t.InputRequests = tasks.InputRequired, asks
+			}
+		}
+		return http.StatusOK, t, nil
 	case "tasks/cancel":
 		// Idempotent: cancelling a finished or cancelled task is acknowledged.
 		if _, err := s.tasks.Cancel(principal, m.Params.TaskID); err != nil && !errors.Is(err, tasks.ErrTerminal) {
 			return http.StatusOK, nil, taskError(err)
 		}
-		return http.StatusOK, struct{}{}, nil
+		return http.StatusOK, complete, nil
 	default: // tasks/update
 		snap, err := s.tasks.Get(principal, m.Params.TaskID)
 		if err != nil {
 			return http.StatusOK, nil, taskError(err)
+		}
+		if in := s.modern.taskInputOf(snap.ID); in != nil && snap.Status == tasks.Working && len(in.requests()) > 0 {
+			if rerr := in.answer(m.Params.InputResponses); rerr != nil {
+				return http.StatusOK, nil, rerr
+			}
+			return http.StatusOK, complete, nil
 		}
 		return http.StatusOK, nil, invalidParams("task %s is %s, not waiting for input", snap.ID, snap.Status)
 	}
@@ -297,7 +338,13 @@ func (s *Server) createModernTask(m modernRequest, principal string) (int, any, 
 	if m.Params.Task != nil {
 		ttlMs = m.Params.Task.TTLMs
 	}
-	snap, rerr := s.startTask(jobs.Owner{Principal: principal}, m.Params.Name, m.Params.Arguments, ttlMs)
+	var snap tasks.Snapshot
+	var rerr *tasks.Error
+	if s.fixtureTask(m) {
+		snap, rerr = s.startFixtureTask(m, principal, ttlMs)
+	} else {
+		snap, rerr = s.startTask(jobs.Owner{Principal: principal}, m.Params.Name, m.Params.Arguments, ttlMs)
+	}
 	if rerr != nil {
 		return http.StatusOK, nil, rerr
 	}
