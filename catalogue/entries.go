@@ -260,6 +260,15 @@ var entries = []Entry{
 		Summary: "Two tasks/get of one task are never closer than the task's pollInterval (with 10% leeway), before and after a kill."},
 	{ID: "CLI-TASK-NO-RECREATE", Level: Res, Side: Client, Section: "client", Sessionless: true, SpecRef: specExtTasks,
 		Summary: "Killed and asked for the same call again (task-call), the client polls the task it stored: no second task-augmented tools/call."},
+	// Client checks of the sessionless revision (run under --protocol-version 2026-07-28).
+	{ID: "CLI-REISSUE", Level: Must, Side: Client, Section: "client", Sessionless: true, SpecRef: spec26Change,
+		Summary: "2026-07-28: when a call's response stream breaks before its response, the client sends the call once more as a new request with a new id, prints its result, and sends no GET and no Last-Event-ID (\"A broken response stream loses the in-flight request; clients MUST re-issue it as a new request with a new request ID\")."},
+	{ID: "CLI-UPGRADE", Level: Should, Side: Client, Section: "client", Sessionless: true, SpecRef: spec26Compat,
+		Summary: "2026-07-28: a client that fell back to 2025-11-25 and finds the server restarted as 2026-07-28 only (its call refused with 400 and -32022) asks server/discover, sends the interrupted call once more in 2026-07-28, and presents no session id after that (\"a recognized modern JSON-RPC error ... identifies a modern server: the client retries with a supported version rather than falling back\")."},
+	{ID: "CLI-DOWNGRADE", Level: Should, Side: Client, Section: "client", Sessionless: true, SpecRef: spec26HTTP + "#backward-compatibility",
+		Summary: "2026-07-28: a client that spoke 2026-07-28 and finds the server restarted as 2025-11-25 only (a 400 without a recognized modern error) initializes a session and sends its call there once, without looping (\"If the body is empty or is not a recognized modern JSON-RPC error, fall back to initialize and continue with the legacy version for subsequent requests\")."},
+	{ID: "CLI-REVISION-CACHE", Level: May, Side: Client, Section: "client", Sessionless: true, SpecRef: spec26Compat,
+		Summary: "2026-07-28: a client that fell back to 2025-11-25 at a server remembers it in its state directory: restarted, it probes no more (no server/discover, no 2026-07-28 request); CLI-UPGRADE grades the re-probe when the cached revision fails (\"MAY persist it across restarts of the same server configuration, re-probing if the cached assumption later fails\")."},
 	{ID: "CLI-STATUS", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-status",
 		Summary: "Status transitions connecting, connected, reconnecting, connected (reconnected), disconnected are reported."},
 }

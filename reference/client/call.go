@@ -25,17 +25,24 @@ type ToolResult struct {
 // Under the sessionless revision the call carries the Mcp-Param headers of
 // its tool's x-mcp-header parameters (the tools are listed first if the
 // client does not know them yet), and a broken response stream re-issues
-// it once as a new request.
+// it once as a new request. A client of 2026-07-28 whose server restarted
+// into another revision switches to it and calls once more (withEra).
 func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResult, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("tool arguments: %w", err)
 	}
-	op := &operation{method: "tools/call", tool: name, args: objectArgs(raw)}
-	if c.modern() {
-		return c.callModern(ctx, op)
-	}
-	return c.callOp(ctx, op)
+	var res *ToolResult
+	err = c.withEra(ctx, func() (err error) {
+		op := &operation{method: "tools/call", tool: name, args: objectArgs(raw)}
+		if c.modern() {
+			res, err = c.callModern(ctx, op)
+		} else {
+			res, err = c.callOp(ctx, op)
+		}
+		return err
+	})
+	return res, err
 }
 
 // ResumeCall reattaches to the call that was in flight when the previous

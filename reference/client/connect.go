@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,15 +20,41 @@ var errCannotRejoin = errors.New("cannot rejoin the stored session")
 // stored session is gone or unusable, starts a new one (CLI-FALLBACK). Then
 // it opens the standalone GET stream, and returns once it is open (or
 // refused).
-func (c *Client) Connect(ctx context.Context) (err error) {
+//
+// A client of 2026-07-28 that also speaks the older revisions uses the
+// revision it found the origin to speak (cached in Storage), probing with
+// server/discover only when it knows none, and probes again when the
+// server answers as one of the other revision (see era.go).
+func (c *Client) Connect(ctx context.Context) error {
+	err := c.connect(ctx)
+	if err != nil && c.dualEra() && !c.modern() && servesModern(err) {
+		c.log.Info("the server answered as a "+ModernProtocolVersion+" server; probing again", "err", err)
+		if serr := c.switchEra(ctx, ModernProtocolVersion); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return nil
+	}
+	return err
+}
+
+func (c *Client) connect(ctx context.Context) (err error) {
 	c.connectMu.Lock()
 	defer c.connectMu.Unlock()
 	ctx, cancel := c.bind(ctx)
 	defer cancel()
+	if done, err := c.connectCached(); done || err != nil {
+		return err
+	}
 	if c.modern() {
 		v, err := c.discover(ctx)
-		if err != nil || v == "" {
+		if err != nil {
 			return err
+		}
+		if cerr := c.cacheRevision(cmp.Or(v, ModernProtocolVersion)); cerr != nil {
+			return cerr
+		}
+		if v == "" {
+			return nil
 		}
 		c.proto.Store(v) // a server of an older revision: the handshake, then
 	}

@@ -240,6 +240,8 @@ func describe(notes []client.Notification) string {
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []seenRequest
+	// gate, if set, may answer a request itself (true) after it is logged.
+	gate func(w http.ResponseWriter, r seenRequest) bool
 }
 
 type seenRequest struct {
@@ -256,7 +258,11 @@ func (l *requestLog) wrap(h http.Handler) http.Handler {
 		}
 		l.mu.Lock()
 		l.reqs = append(l.reqs, sr)
+		gate := l.gate
 		l.mu.Unlock()
+		if gate != nil && gate(w, sr) {
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
 }

@@ -24,6 +24,8 @@ type RPCError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
+	// HTTPStatus is the HTTP status it came with, when not 200 (2026-07-28).
+	HTTPStatus int `json:"-"`
 }
 
 func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
@@ -32,6 +34,8 @@ func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", 
 type HTTPError struct {
 	Status int
 	Body   string
+	// RPC is the JSON-RPC error in the body, if there is one.
+	RPC *RPCError
 }
 
 func (e *HTTPError) Error() string {

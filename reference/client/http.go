@@ -219,11 +219,12 @@ func unexpected(a *answer) error {
 	text := string(a.body)
 	if json.Unmarshal(a.body, &body) == nil && body.Error != nil {
 		text = body.Error.Message
+		body.Error.HTTPStatus = a.status
 	}
 	if len(text) > 512 {
 		text = text[:512] + "..."
 	}
-	return &HTTPError{Status: a.status, Body: text}
+	return &HTTPError{Status: a.status, Body: text, RPC: body.Error}
 }
 
 // replayReason returns data.reason of a 400 to a GET with Last-Event-ID

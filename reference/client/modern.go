@@ -95,12 +95,12 @@ func (c *Client) discover(ctx context.Context) (fallBack string, err error) {
 // legacyFallback returns the revision to initialize with when server/discover
 // failed in a way only a server of an older revision answers: a -32022
 // that lists no sessionless revision the client speaks but an older one, a
-// method-not-found, or an HTTP error with no JSON-RPC error in it. "" means
+// method-not-found, or a 400, 404 or 405 without a recognized error of the
+// sessionless revision in it (servesLegacy). "" means
 // the failure stands (a recognised error of the sessionless revision, a
 // network error, a cancel).
 func legacyFallback(err error) string {
 	var rpc *RPCError
-	var he *HTTPError
 	switch {
 	case errors.As(err, &rpc) && rpc.Code == CodeUnsupportedVersion:
 		supported := unsupportedVersions(rpc)
@@ -112,7 +112,7 @@ func legacyFallback(err error) string {
 		return ""
 	case errors.As(err, &rpc) && rpc.Code == -32601:
 		return DefaultProtocolVersion
-	case errors.As(err, &he) && (he.Status == http.StatusBadRequest || he.Status == http.StatusNotFound || he.Status == http.StatusMethodNotAllowed):
+	case servesLegacy(err):
 		return DefaultProtocolVersion
 	}
 	return ""
@@ -239,6 +239,7 @@ func (c *Client) modernOnce(ctx context.Context, method string, params map[strin
 			Error *RPCError `json:"error"`
 		}
 		if json.Unmarshal(a.body, &body) == nil && body.Error != nil {
+			body.Error.HTTPStatus = a.status
 			return nil, id, body.Error
 		}
 		return nil, id, unexpected(a)

@@ -19,7 +19,15 @@ type toolInfo struct {
 // ListTools lists every tool, following pagination. Tools whose
 // x-mcp-header annotations are malformed are left out (SEP-2243), with a
 // warning; the client remembers them, and their bindings, for CallTool.
-func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+func (c *Client) ListTools(ctx context.Context) (tools []*mcp.Tool, err error) {
+	err = c.withEra(ctx, func() (err error) {
+		tools, err = c.listTools(ctx)
+		return err
+	})
+	return tools, err
+}
+
+func (c *Client) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var out []*mcp.Tool
 	known := map[string]toolInfo{}
 	cursor := ""
@@ -66,7 +74,7 @@ func (c *Client) paramHeadersFor(ctx context.Context, tool string, args json.Raw
 	info, ok := c.tools[tool]
 	c.mu.Unlock()
 	if !ok {
-		if _, err := c.ListTools(ctx); err != nil {
+		if _, err := c.listTools(ctx); err != nil {
 			return nil, fmt.Errorf("listing the tools to learn %s's x-mcp-header parameters: %w", tool, err)
 		}
 		c.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
+	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 )
 
 // Client is what the client checks know about the run; the harness
@@ -91,12 +92,15 @@ type def struct {
 	runs  int
 	waits time.Duration
 	body  func(ctx context.Context, e *clientEnv)
+	// only: the check is about 2026-07-28 alone, so a client that does not
+	// speak it (told to or by itself) is not graded by it.
+	only bool
 }
 
 // Checks returns the client checks, in catalogue order, bound to cl.
 func Checks(cl *Client) []kit.Check {
 	var defs []def
-	for _, section := range [][]def{sessionChecks(), streamChecks(), expiryChecks(), taskChecks(), statusChecks()} {
+	for _, section := range [][]def{sessionChecks(), streamChecks(), expiryChecks(), taskChecks(), revisionChecks(), statusChecks()} {
 		defs = append(defs, section...)
 	}
 	out := make([]kit.Check, len(defs))
@@ -104,6 +108,8 @@ func Checks(cl *Client) []kit.Check {
 		ent := catalogue.MustLookup(d.id)
 		out[i] = kit.Check{Entry: ent, Need: d.need(cl), Run: func(t *kit.T) {
 			switch {
+			case d.only && !cl.modern():
+				t.Skip(serverchecks.OnlySessionlessRevision)
 			case ent.Sessionless:
 			case cl.ProtocolVersion == wire.SessionlessProtocolVersion:
 				t.Skip("not applicable: the check needs sessions, which " + wire.SessionlessProtocolVersion + " does not have")

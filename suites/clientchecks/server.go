@@ -49,6 +49,9 @@ type scriptedServer struct {
 
 	mu   sync.Mutex
 	hook hook
+	// era is the one revision the server still speaks after a restart
+	// (revision.go); "" is both.
+	era string
 }
 
 // clientServerConfig is the reference server of client checks: the
@@ -131,6 +134,9 @@ func (s *scriptedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.rec.mark(x, report.KindEnd, "", fmt.Sprintf("#%d   end", x.N))
 	}()
 	if h := s.currentHook(); h != nil && h(x, cw, r) {
+		return
+	}
+	if s.refuseEra(x, cw) {
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
