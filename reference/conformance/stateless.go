@@ -46,6 +46,15 @@ func RegisterStateless(srv *mcp.Server, opts StatelessOptions) {
 	add("test_missing_capability", "Needs the sampling capability: without it the call is refused with -32021.", r.missingCapability)
 	add("test_streaming_elicitation", "Needs elicitation: asks for a confirmation as an InputRequiredResult on the call's own response, never as a request of the server's.", r.streamingElicitation)
 	add("test_logging_tool", "Logs three messages, which reach the client only if its request set a log level.", logThree)
+	srv.AddTool(&mcp.Tool{Name: "test_param_header", Description: "Echoes region, which the client mirrors in the Mcp-Param-Region header (x-mcp-header); the server refuses a call whose header does not match the body.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region","description":"echoed, and mirrored in Mcp-Param-Region"}},"required":["region"]}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ Region string }
+			if err := unmarshalArgs(req, &a); err != nil {
+				return nil, err
+			}
+			return done("Region: %s", a.Region), nil
+		})
 	registerTaskFixtures(srv)
 
 	srv.AddPrompt(&mcp.Prompt{Name: "test_input_required_result_prompt", Description: "Asks for the prompt's context (elicitation, as an InputRequiredResult), then returns a prompt using it."}, r.prompt)

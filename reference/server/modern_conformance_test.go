@@ -200,3 +200,38 @@ func (e *env) taskCall(method string, params map[string]any, caps map[string]any
 	e.t.Helper()
 	return e.statelessCall(e.c, method, params, caps)
 }
+
+// TestModernParamHeader: test_param_header's region is mirrored in
+// Mcp-Param-Region, and a call whose header is missing or disagrees with
+// the body is refused (HeaderMismatch).
+func TestModernParamHeader(t *testing.T) {
+	e := newEnv(t, server.Config{ConformanceTools: true})
+	for header, want := range map[string]int{"eu": 0, "=?base64?ZXU=?=": 0, "us": -32020, "": -32020} {
+		params := map[string]any{"name": "test_param_header", "arguments": map[string]any{"region": "eu"},
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": modern, "io.modelcontextprotocol/clientCapabilities": map[string]any{}}}
+		req, err := e.c.NewHTTPRequest(e.ctx(), http.MethodPost, "", e.c.Request("tools/call", params))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Mcp-Protocol-Version", modern)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "test_param_header")
+		if header != "" {
+			req.Header.Set("Mcp-Param-Region", header)
+		}
+		resp, err := e.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := resp.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == 0 && (m.Error != nil || !strings.Contains(string(m.Result), "Region: eu")) {
+			t.Errorf("Mcp-Param-Region %q: HTTP %d %v %s", header, resp.Status, m.Error, m.Result)
+		}
+		if want != 0 {
+			modernCode(t, "Mcp-Param-Region "+header, resp.Status, m, http.StatusBadRequest, want)
+		}
+	}
+}
