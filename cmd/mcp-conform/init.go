@@ -131,9 +131,13 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	w.keep()
-	n := run.Counts[report.Fail]
+	n, blocked := run.Counts[report.Fail], run.Counts[report.Blocked]
 	fmt.Fprintf(stdout, "\nwrote %s (edit it: each key you fill in enables checks)\n", paths[initProfile])
-	fmt.Fprintf(stdout, "wrote %s (%d %s the server fails today)\n", paths[initExpected], n, plural(n, "check", "checks"))
+	fmt.Fprintf(stdout, "wrote %s (%d %s the server fails today", paths[initExpected], n, plural(n, "check", "checks"))
+	if blocked > 0 {
+		fmt.Fprintf(stdout, ", and %d blocked by them", blocked)
+	}
+	fmt.Fprintln(stdout, ")")
 	fmt.Fprintf(stdout, "wrote %s (it uses %s: change that if your copy of mcp-conform is published elsewhere)\n", paths[initWorkflow], *action)
 	if i := run.Counts[report.Inconclusive]; i > 0 {
 		fmt.Fprintf(stdout, "note: %d %s inconclusive in this run; they are not in the baseline\n", i, plural(i, "check was", "checks were"))
@@ -215,7 +219,11 @@ func (w *initWriter) undo() {
 }
 
 // baseline is the expected-failures file: the checks that failed the run,
-// each with the first line of why.
+// each with the first line of why, and those their failures blocked. A
+// blocked check is listed too: once its root is an expected failure, its
+// own failure no longer counts as the root's (a root blocks only checks
+// whose failure is no more severe than its own), so unlisted it would fail
+// the next run.
 func baseline(run *report.Run, o harness.Options, now time.Time) string {
 	var b strings.Builder
 	server := "the server at " + o.URL
@@ -228,11 +236,14 @@ func baseline(run *report.Run, o harness.Options, now time.Time) string {
 	b.WriteString("# one, delete its line. A failure not listed here fails the run.\n\n")
 	n := 0
 	for _, c := range report.RootsFirst(run.Checks) {
-		if c.Verdict != report.Fail {
+		if c.Verdict != report.Fail && c.Verdict != report.Blocked {
 			continue
 		}
 		n++
 		why := strings.Join(strings.Fields(oneLine(c.Message)), " ")
+		if c.Verdict == report.Blocked {
+			why = "blocked by " + strings.Join(c.BlockedBy, ", ")
+		}
 		if r := []rune(why); len(r) > 200 {
 			why = string(r[:199]) + "…"
 		}

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
@@ -182,5 +185,28 @@ func checkWorkflow(t *testing.T, dir string) {
 	}
 	if !found {
 		t.Errorf("no step uses %s:\n%s", defaultAction(), data)
+	}
+}
+
+// TestBaselineListsBlocked: init's baseline lists the checks a failure
+// blocked, each naming its root, so that the next run (where the root is
+// an expected failure and no longer blocks a more severe failure) exits 0.
+func TestBaselineListsBlocked(t *testing.T) {
+	run := &report.Run{ProtocolVersion: "2025-11-25", Checks: []report.Check{
+		{ID: "ENVELOPE-RESUME-HINT", Level: "RES", Verdict: report.Blocked, BlockedBy: []string{"ENVELOPE-404"}, Message: "blocked by ENVELOPE-404 (fail: Content-Type of the 404): ..."},
+		{ID: "SESS-ID-CHARS", Level: "MUST", Verdict: report.Pass},
+		{ID: "ENVELOPE-404", Level: "RES", Verdict: report.Fail, Message: "Content-Type of the 404\nExpected ..."},
+		{ID: "GET-PRIMED", Level: "RES", Verdict: report.Inconclusive, Message: "could not observe"},
+	}}
+	got := baseline(run, harness.Options{URL: "http://x/mcp", Profile: "all"}, time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC))
+	var entries []string
+	for _, line := range strings.Split(got, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			entries = append(entries, strings.Join(strings.Fields(line), " "))
+		}
+	}
+	want := []string{"ENVELOPE-404 # RES: Content-Type of the 404", "ENVELOPE-RESUME-HINT # RES: blocked by ENVELOPE-404"}
+	if !slices.Equal(entries, want) {
+		t.Errorf("baseline entries:\n%q\nwant\n%q", entries, want)
 	}
 }
