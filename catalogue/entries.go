@@ -269,6 +269,8 @@ var entries = []Entry{
 		Summary: "2026-07-28: a client that spoke 2026-07-28 and finds the server restarted as 2025-11-25 only (a 400 without a recognized modern error) initializes a session and sends its call there once, without looping (\"If the body is empty or is not a recognized modern JSON-RPC error, fall back to initialize and continue with the legacy version for subsequent requests\")."},
 	{ID: "CLI-REVISION-CACHE", Level: May, Side: Client, Section: "client", Sessionless: true, SpecRef: spec26Compat,
 		Summary: "2026-07-28: a client that fell back to 2025-11-25 at a server remembers it in its state directory: restarted, it probes no more (no server/discover, no 2026-07-28 request); CLI-UPGRADE grades the re-probe when the cached revision fails (\"MAY persist it across restarts of the same server configuration, re-probing if the cached assumption later fails\")."},
+	{ID: "CLI-LISTEN-AGAIN", Level: Res, Side: Client, Section: "client", Sessionless: true, SpecRef: spec26Listen + "#graceful-closure",
+		Summary: "2026-07-28: when its subscriptions/listen stream ends without the subscription's completion response, the client listens again once, within 3 s, for the same notifications, never with two listen streams open at once, and prints what the new stream delivers (\"a transport that closes without it indicates an unexpected disconnect, which the client MAY treat as a trigger to reconnect\"; this project's resilience design makes it a duty)."},
 	{ID: "CLI-STATUS", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-status",
 		Summary: "Status transitions connecting, connected, reconnecting, connected (reconnected), disconnected are reported."},
 }

@@ -90,10 +90,20 @@ const (
 	// ActionTaskResume: poll the task the killed run stored to its result
 	// (LineTask lines, then the result), exit 0.
 	ActionTaskResume Action = "task-resume"
+	// ActionListen (2026-07-28): connect, open a subscriptions/listen
+	// stream that opts in to at least toolsListChanged, print every
+	// notification it delivers, and keep the subscription: a stream that
+	// ends without the listen's response (an unexpected disconnect) is
+	// listened again, once per cut, after a short delay, never with two
+	// streams open at once. A stream that ends with the response (the
+	// server ended the subscription gracefully): exit 0. Otherwise the run
+	// lasts until the harness ends it. A client that cannot listen exits
+	// ExitNotApplicable.
+	ActionListen Action = "listen"
 )
 
 // Actions lists every action.
-var Actions = []Action{ActionCall, ActionList, ActionResume, ActionDisconnect, ActionShow, ActionTaskCall, ActionTaskResume}
+var Actions = []Action{ActionCall, ActionList, ActionResume, ActionDisconnect, ActionShow, ActionTaskCall, ActionTaskResume, ActionListen}
 
 // Exit statuses with a meaning beyond success (0) and failure (any other).
 const (

@@ -20,6 +20,7 @@ import (
 const callUsage = `usage: mcp-conform call --state-dir DIR [--url URL] [flags] [TOOL [JSON_ARGS]]
        mcp-conform call --state-dir DIR --resume
        mcp-conform call --state-dir DIR --disconnect
+       mcp-conform call --state-dir DIR --protocol-version 2026-07-28 --listen [--subscribe URI]...
 
 Connects to the MCP server, or rejoins the session stored in DIR, calls TOOL
 with a progress token (without TOOL: lists the tools) and prints one JSON
@@ -39,7 +40,12 @@ server/discover (and initializes instead if the server speaks only an older
 revision), declares the io.modelcontextprotocol/tasks extension on every
 request, re-issues a request whose response stream broke, and reads a
 task's result inline from tasks/get; --resume re-issues the call in flight
-as a new request.
+as a new request. --listen (2026-07-28) calls no tool: it opens a
+subscriptions/listen stream for the tools, prompts and resources list
+changes (and the resources named by --subscribe), prints its notifications,
+and listens again after a stream that ends without the subscription's
+completion response; it exits 0 when the server ends the subscription
+gracefully.
 
 Exit status: 0 success, 1 failure (including a tool result with isError),
 2 usage error.
@@ -50,6 +56,8 @@ flags:`
 type callFlags struct {
 	url, stateDir, token, reconnect, version string
 	resume, disconnect, verbose, task        bool
+	listen                                   bool
+	subscribe                                stringList
 	reconnectDelay, maxReconnectDelay        time.Duration
 	reconnectWait, settle, timeout           time.Duration
 	tool                                     string
@@ -67,6 +75,8 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	fs.StringVar(&f.token, "bearer-token", "", "bearer token to send and store (default: the stored one)")
 	fs.BoolVar(&f.resume, "resume", false, "reattach to the call in flight when the previous process died")
 	fs.BoolVar(&f.disconnect, "disconnect", false, "end the stored session (DELETE) and clear it")
+	fs.BoolVar(&f.listen, "listen", false, "2026-07-28: keep a subscriptions/listen stream open and print its notifications, listening again after a cut")
+	fs.Var(&f.subscribe, "subscribe", "with --listen: a resource URI to get notifications/resources/updated for (repeatable)")
 	fs.BoolVar(&f.task, "task", false, "run TOOL as a task: store its id, poll it to its result (--resume polls a stored task)")
 	fs.StringVar(&f.reconnect, "reconnect", string(client.Auto), "how to rejoin a stored session: reinit (initialize with the stored id), reuse (no initialize), or auto (reuse while a call is in flight, else reinit)")
 	fs.StringVar(&f.version, "protocol-version", client.DefaultProtocolVersion, "protocol revision: offered in initialize, or 2026-07-28 (no session: server/discover, per-request _meta, tasks through the io.modelcontextprotocol/tasks extension)")
@@ -91,6 +101,10 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 		return nil, usageError(errors.New("--state-dir is required"))
 	case f.resume && f.disconnect:
 		return nil, usageError(errors.New("--resume and --disconnect exclude each other"))
+	case f.listen && (f.resume || f.disconnect || f.task || len(rest) > 0):
+		return nil, usageError(errors.New("--listen takes no TOOL and excludes --resume, --disconnect and --task"))
+	case len(f.subscribe) > 0 && !f.listen:
+		return nil, usageError(errors.New("--subscribe needs --listen"))
 	case f.task && (f.disconnect || (!f.resume && len(rest) == 0)):
 		return nil, usageError(errors.New("--task needs a TOOL (or --resume)"))
 	case (f.resume || f.disconnect) && len(rest) > 0:
@@ -123,6 +137,9 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 			return nil, usageError(fmt.Errorf("JSON_ARGS must be a JSON object, got %q", rest[1]))
 		}
 		f.args = json.RawMessage(rest[1])
+	}
+	if f.listen && f.version != client.ModernProtocolVersion {
+		return nil, usageError(fmt.Errorf("--listen needs --protocol-version %s: subscriptions/listen is of that revision", client.ModernProtocolVersion))
 	}
 	if f.version == client.ModernProtocolVersion && f.disconnect {
 		return nil, usageError(fmt.Errorf("--protocol-version %s has no sessions: there is no session to --disconnect", client.ModernProtocolVersion))
@@ -192,6 +209,9 @@ func callOnce(ctx context.Context, c *client.Client, f *callFlags, out *lines) e
 	}
 	var res *client.ToolResult
 	var err error
+	if f.listen {
+		return c.Listen(ctx, client.ListenFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: f.subscribe})
+	}
 	_, stored := c.StoredTask()
 	switch {
 	case f.resume && (f.task || stored):

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/fixtures/clients"
@@ -51,6 +52,10 @@ func runClientReference(ctx context.Context, args []string, stdout, stderr io.Wr
 		if r.Action == contract.ActionShow {
 			return showStored(r, stdout)
 		}
+		if r.Action == contract.ActionListen && !speaksModern(r, fx.Flags) {
+			fmt.Fprintf(stdout, "{\"type\":%q,\"reason\":%q}\n", contract.LineNotApplicable, "subscriptions/listen is of "+client.ModernProtocolVersion+", which this run was not told to speak")
+			return fmt.Errorf("listen: not applicable without --protocol-version %s", client.ModernProtocolVersion)
+		}
 		return runCall(ctx, callArgs(r, fx.Flags), stdout, stderr)
 	}
 	if fx.Transport != nil {
@@ -87,6 +92,8 @@ func callArgs(r contract.Run, extra []string) []string {
 		args = append(args, "--resume", "--task")
 	case contract.ActionTaskCall:
 		args = append(args, "--task")
+	case contract.ActionListen:
+		args = append(args, "--listen")
 	}
 	if r.Action == contract.ActionCall || r.Action == contract.ActionTaskCall {
 		args = append(args, "--", r.Tool)
@@ -138,4 +145,10 @@ func showStored(r contract.Run, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", data)
 	return err
+}
+
+// speaksModern reports a run of the reference client that speaks
+// 2026-07-28: told to, or by a variant's flags.
+func speaksModern(r contract.Run, flags []string) bool {
+	return r.ProtocolVersion == client.ModernProtocolVersion || slices.Contains(flags, client.ModernProtocolVersion)
 }

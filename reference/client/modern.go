@@ -200,6 +200,45 @@ func copyParams(m map[string]any) map[string]any {
 // capabilities and the tasks extension in _meta, and returns its result
 // and id.
 func (c *Client) modernOnce(ctx context.Context, method string, params map[string]any, extra http.Header) (json.RawMessage, string, error) {
+	a, id, err := c.modernSend(ctx, method, params, extra)
+	if err != nil {
+		return nil, id, err
+	}
+	defer a.close()
+	var m *message
+	switch {
+	case a.events != nil:
+		m, err = c.modernStream(ctx, a, id)
+	case a.status != http.StatusOK:
+		return nil, id, modernRefusal(a)
+	default:
+		m, err = readJSONResponse(a, id)
+	}
+	if err != nil {
+		return nil, id, err
+	}
+	if m.Error != nil {
+		return nil, id, m.Error
+	}
+	return m.Result, id, nil
+}
+
+// modernRefusal is the error of a non-200 answer: the revision's errors
+// come with 4xx statuses.
+func modernRefusal(a *answer) error {
+	var body struct {
+		Error *RPCError `json:"error"`
+	}
+	if json.Unmarshal(a.body, &body) == nil && body.Error != nil {
+		body.Error.HTTPStatus = a.status
+		return body.Error
+	}
+	return unexpected(a)
+}
+
+// modernSend sends one request of the sessionless revision with a new id
+// and returns its answer, unread, and the id.
+func (c *Client) modernSend(ctx context.Context, method string, params map[string]any, extra http.Header) (*answer, string, error) {
 	params = copyParams(params)
 	meta := map[string]any{}
 	if m, ok := params["_meta"].(map[string]any); ok {
@@ -225,34 +264,7 @@ func (c *Client) modernOnce(ctx context.Context, method string, params map[strin
 		hdr[k] = v
 	}
 	a, err := c.sendHeaders(ctx, http.MethodPost, session{version: ModernProtocolVersion}, request(id, method, params), "", hdr)
-	if err != nil {
-		return nil, id, err
-	}
-	defer a.close()
-	var m *message
-	switch {
-	case a.events != nil:
-		m, err = c.modernStream(ctx, a, id)
-	case a.status != http.StatusOK:
-		// The revision's errors come with 4xx statuses.
-		var body struct {
-			Error *RPCError `json:"error"`
-		}
-		if json.Unmarshal(a.body, &body) == nil && body.Error != nil {
-			body.Error.HTTPStatus = a.status
-			return nil, id, body.Error
-		}
-		return nil, id, unexpected(a)
-	default:
-		m, err = readJSONResponse(a, id)
-	}
-	if err != nil {
-		return nil, id, err
-	}
-	if m.Error != nil {
-		return nil, id, m.Error
-	}
-	return m.Result, id, nil
+	return a, id, err
 }
 
 // modernStream reads an SSE answer to its response; notifications on it

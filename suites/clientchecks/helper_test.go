@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 //	quiet: one request, then nothing
 //	loop:  a request every 10ms, without end
 //	discover: a server/discover of 2026-07-28, then exit 1
+//	listen-twice: two subscriptions/listen streams at once (listenTwice)
 func helperClient(kind string) int {
 	url := os.Args[len(os.Args)-1]
 	ping := func() {
@@ -54,6 +55,8 @@ func helperClient(kind string) int {
 		return 0
 	}
 	switch kind {
+	case "listen-twice":
+		return listenTwice(url)
 	case "slow":
 		for range 40 {
 			time.Sleep(250 * time.Millisecond)

@@ -278,7 +278,7 @@ func revisionChecks() []def {
 // OnlySessionless reports a client check about 2026-07-28 alone, not
 // applicable to a client that does not speak it.
 func OnlySessionless(id string) bool {
-	for _, d := range revisionChecks() {
+	for _, d := range append(revisionChecks(), listenChecks()...) {
 		if d.id == id {
 			return d.only
 		}
