@@ -8,7 +8,9 @@ import (
 )
 
 // LoadExpectedFailures reads a baseline file: one check ID per line, with
-// '#' starting a comment (the reason the target fails it).
+// '#' starting a comment (the reason the target fails it). An entry
+// ID@revision (TASK-MCP-NAME@2026-07-28) expects the failure at that
+// revision only; a bare ID at every revision the run checks.
 func LoadExpectedFailures(path string) (map[string]bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -25,7 +27,7 @@ func LoadExpectedFailures(path string) (map[string]bool, error) {
 		case 1:
 			out[fields[0]] = true
 		default:
-			return nil, setupErr("--expected-failures %s:%d: want one check ID per line, got %q", path, n, strings.TrimSpace(line))
+			return nil, setupErr("--expected-failures %s:%d: want one check ID (or ID@revision) per line, got %q", path, n, strings.TrimSpace(line))
 		}
 	}
 	if err := sc.Err(); err != nil {

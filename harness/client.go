@@ -46,7 +46,7 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 		version = o.ProtocolVersion
 	}
 	if version == wire.SessionlessProtocolVersion {
-		fmt.Fprintf(stdout, "note: %s has no sessions: only the task checks apply; the others are not applicable\n", version)
+		fmt.Fprintf(stdout, "note: %s has no sessions: only the checks that need none apply (the task checks and those of 2026-07-28 alone); the others are not applicable\n", version)
 	}
 	run := &report.Run{
 		Tool: "mcp-conform", Mode: "client", Target: o.Command, Profile: string(catalogue.ProfileResilience),
@@ -55,9 +55,14 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 	cl := &clientchecks.Client{Command: o.Command, StateRoot: root, ProtocolVersion: o.ProtocolVersion, Parallel: o.Parallel}
 	// Budgets come from the client: one undisturbed run first.
 	fmt.Fprintf(stdout, "measured: %s\n", cl.Measure(ctx))
-	checks := clientchecks.Checks(cl)
+	var jobs []job
+	for _, c := range clientchecks.Checks(cl) {
+		jobs = append(jobs, job{Check: c})
+	}
 	en := o.engine(false, DefaultMargin, stdout, stderr)
-	return o.Common.finish(ctx, run, en, checks, o.selector(), stdout)
+	en.revision = version
+	selected := o.selector()
+	return o.Common.finish(ctx, run, en, jobs, func(j job) bool { return selected(j.Entry) }, stdout)
 }
 
 // selector selects the client checks named by --scenario, or all of them.

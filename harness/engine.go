@@ -42,91 +42,121 @@ type engine struct {
 	margin   time.Duration
 	strict   bool
 	expected map[string]bool
+	// revision is the run's protocol revision when it has one, against
+	// which an --expected-failures entry ID@revision is matched in a job
+	// of no revision of its own.
+	revision string
 	progress io.Writer
 	// verbose, when set, gets every check's exchange log as it finishes.
 	verbose io.Writer
 }
 
+// job is a check bound to the protocol revision it runs at: "" in a run
+// of one revision, where checks are named by their IDs alone.
+type job struct {
+	kit.Check
+	revision string
+}
+
+// name is the job's check's name in the reports (report.Check.Name).
+func (j job) name() string { return checkName(j.Entry.ID, j.revision) }
+
+// checkName is check id's name at revision ("" for a run of one).
+func checkName(id, revision string) string {
+	return report.Check{ID: id, Revision: revision}.Name()
+}
+
 // run runs the selected checks and returns one report.Check per check, in
 // catalogue order; a check not selected is a skip that says so.
 func (en *engine) run(ctx context.Context, checks []kit.Check, selected func(catalogue.Entry) bool) []report.Check {
-	results := make(map[string]report.Check, len(checks))
-	var pool, alone []kit.Check
-	for _, c := range checks {
+	jobs := make([]job, len(checks))
+	for i, c := range checks {
+		jobs[i] = job{Check: c}
+	}
+	return en.runJobs(ctx, jobs, func(j job) bool { return selected(j.Entry) })
+}
+
+// runJobs runs the selected jobs and returns one report.Check per job, in
+// the order given; a job not selected is a skip that says so.
+func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bool) []report.Check {
+	results := make(map[string]report.Check, len(jobs))
+	var pool, alone []job
+	for _, j := range jobs {
 		switch {
-		case !selected(c.Entry):
-			results[c.Entry.ID] = en.verdict(c.Entry, kit.Result{State: kit.Skipped, Message: report.NotSelected()})
-		case c.Entry.Exclusive:
-			alone = append(alone, c)
+		case !selected(j):
+			results[j.name()] = en.verdict(j.Entry, j.revision, kit.Result{State: kit.Skipped, Message: report.NotSelected()})
+		case j.Entry.Exclusive:
+			alone = append(alone, j)
 		default:
-			pool = append(pool, c)
+			pool = append(pool, j)
 		}
 	}
 	// Longest first, so the run ends soon after its longest check.
-	slices.SortStableFunc(pool, func(a, b kit.Check) int { return cmp.Compare(b.Need, a.Need) })
+	slices.SortStableFunc(pool, func(a, b job) int { return cmp.Compare(b.Need, a.Need) })
 
 	var mu sync.Mutex
 	finished, total := 0, len(pool)+len(alone)
-	done := func(c kit.Check, r kit.Result) {
-		v := en.verdict(c.Entry, r)
+	done := func(j job, r kit.Result) {
+		v := en.verdict(j.Entry, j.revision, r)
 		mu.Lock()
 		defer mu.Unlock()
-		results[c.Entry.ID] = v
+		results[j.name()] = v
 		finished++
 		fmt.Fprintln(en.progress, report.ProgressLine(finished, total, v))
 		if en.verbose != nil {
-			fmt.Fprintf(en.verbose, "=== %s (%s)\n%s", c.Entry.ID, report.Mark(v.Verdict), r.Exchange)
+			fmt.Fprintf(en.verbose, "=== %s (%s)\n%s", j.name(), report.Mark(v.Verdict), r.Exchange)
 		}
 	}
-	runOne := func(c kit.Check) {
+	runOne := func(j job) {
 		if ctx.Err() != nil {
-			done(c, kit.Result{State: kit.Skipped, Message: "not run: " + context.Cause(ctx).Error()})
+			done(j, kit.Result{State: kit.Skipped, Message: "not run: " + context.Cause(ctx).Error()})
 			return
 		}
-		r := kit.Execute(ctx, c, c.Deadline(en.margin))
+		r := kit.Execute(ctx, j.Check, j.Deadline(en.margin))
 		if r.State == kit.Inconclusive && ctx.Err() == nil {
 			// Once more, with fresh sessions: what the harness could not
 			// observe once (its own delay, a busy machine) it often can
 			// the second time.
 			first := r
-			r = kit.Execute(ctx, c, c.Deadline(en.margin))
+			r = kit.Execute(ctx, j.Check, j.Deadline(en.margin))
 			r.Retried, r.Took = first.Message, first.Took+r.Took
 		}
-		done(c, r)
+		done(j, r)
 	}
 
-	queue := make(chan kit.Check)
+	queue := make(chan job)
 	var wg sync.WaitGroup
 	for range max(1, min(en.parallel, len(pool))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range queue {
-				runOne(c)
+			for j := range queue {
+				runOne(j)
 			}
 		}()
 	}
-	for _, c := range pool {
-		queue <- c
+	for _, j := range pool {
+		queue <- j
 	}
 	close(queue)
 	wg.Wait()
-	for _, c := range alone {
-		runOne(c)
+	for _, j := range alone {
+		runOne(j)
 	}
 
 	block(results)
-	out := make([]report.Check, 0, len(checks))
-	for _, c := range checks {
-		out = append(out, results[c.Entry.ID])
+	out := make([]report.Check, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, results[j.name()])
 	}
 	return out
 }
 
 // block marks as blocked each check that did not pass while a check its
 // premise depends on (catalogue.Entry.DependsOn) failed at least as
-// severely: the dependent's result follows from that root cause, which
-// the message names first. A root that is itself blocked passes its
+// severely, at the same revision: the dependent's result follows from
+// that root cause, which the message names first. results are keyed by
+// report.Check.Name. A root that is itself blocked passes its
 // roots on. A root less severe than the dependent (a SHOULD warning under
 // a failed MUST, a failure expected by the baseline under a new one)
 // blocks nothing, so blocking never turns a failing run into a passing one.
@@ -135,35 +165,37 @@ func block(results map[string]report.Check) {
 	// checks gave them: a failed dependency that is itself blocked passes
 	// its own roots on.
 	memo := map[string][]report.Check{}
-	var roots func(id string) []report.Check
-	roots = func(id string) []report.Check {
-		if r, ok := memo[id]; ok {
+	var roots func(name string) []report.Check
+	roots = func(name string) []report.Check {
+		if r, ok := memo[name]; ok {
 			return r
 		}
-		memo[id] = nil // a cycle (the catalogue test forbids them) ends here
+		memo[name] = nil // a cycle (the catalogue test forbids them) ends here
 		var out []report.Check
-		for _, dep := range catalogue.MustLookup(id).DependsOn {
-			r, ok := results[dep]
+		c := results[name]
+		for _, dep := range catalogue.MustLookup(c.ID).DependsOn {
+			depName := checkName(dep, c.Revision)
+			r, ok := results[depName]
 			if !ok || severity(r.Verdict) == 0 {
 				continue
 			}
-			if above := severe(roots(dep), r.Verdict); len(above) > 0 {
+			if above := severe(roots(depName), r.Verdict); len(above) > 0 {
 				out = append(out, above...)
 			} else {
 				out = append(out, r)
 			}
 		}
-		memo[id] = out
+		memo[name] = out
 		return out
 	}
 	blocked := map[string][]string{}
-	for id, c := range results {
-		for _, r := range severe(roots(id), c.Verdict) {
-			blocked[id] = append(blocked[id], r.ID)
+	for name, c := range results {
+		for _, r := range severe(roots(name), c.Verdict) {
+			blocked[name] = append(blocked[name], r.Name())
 		}
 	}
-	for id, by := range blocked {
-		c := results[id]
+	for name, by := range blocked {
+		c := results[name]
 		slices.Sort(by)
 		by = slices.Compact(by)
 		var why []string
@@ -174,7 +206,7 @@ func block(results map[string]report.Check) {
 		c.Message = "blocked by " + strings.Join(why, "; ") + ": this check's premise depends on it, so fix that first.\n" +
 			"This check's own result (" + string(c.Verdict) + "): " + c.Message
 		c.Verdict = report.Blocked
-		results[id] = c
+		results[name] = c
 	}
 }
 
@@ -216,14 +248,16 @@ func firstLine(s string) string {
 	return s
 }
 
-// verdict gives a check's result its verdict: its level decides what a
-// failure means, and the baseline what an expected one means.
-func (en *engine) verdict(e catalogue.Entry, r kit.Result) report.Check {
+// verdict gives a check's result at revision ("" in a run of one) its
+// verdict: its level decides what a failure means, and the baseline what
+// an expected one means.
+func (en *engine) verdict(e catalogue.Entry, revision string, r kit.Result) report.Check {
 	c := report.Check{
 		ID: e.ID, Level: string(e.Level), Section: e.Section, Profile: string(e.Profile()),
 		Summary: e.Summary, SpecRef: e.SpecRef, Seconds: r.Took.Seconds(), Timeline: r.Timeline,
-		Retried: r.Retried,
+		Retried: r.Retried, Revision: revision,
 	}
+	expected := en.expects(e.ID, revision)
 	switch r.State {
 	case kit.Inconclusive:
 		// Never the target's failure, listed in the baseline or not.
@@ -238,7 +272,7 @@ func (en *engine) verdict(e catalogue.Entry, r kit.Result) report.Check {
 		return c
 	case kit.Passed:
 		c.Verdict = report.Pass
-		if en.expected[e.ID] {
+		if expected {
 			c.Verdict = report.Stale
 			c.Message = "listed in --expected-failures but passed: remove it from the baseline"
 		}
@@ -247,7 +281,7 @@ func (en *engine) verdict(e catalogue.Entry, r kit.Result) report.Check {
 	default: // failed or abandoned
 		c.Message, c.Location, c.Exchange = r.Message, r.Location, r.Exchange
 		switch {
-		case en.expected[e.ID]:
+		case expected:
 			c.Verdict = report.ExpectedFailure
 		case e.Required(en.strict):
 			c.Verdict = report.Fail
@@ -258,6 +292,15 @@ func (en *engine) verdict(e catalogue.Entry, r kit.Result) report.Check {
 		}
 	}
 	return c
+}
+
+// expects reports whether the baseline lists check id at revision: by
+// its bare ID (every revision) or as id@revision.
+func (en *engine) expects(id, revision string) bool {
+	if revision == "" {
+		revision = en.revision
+	}
+	return en.expected[id] || (revision != "" && en.expected[id+"@"+revision])
 }
 
 // selector selects the checks of one side by profile, label expression

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
@@ -17,12 +18,14 @@ func countNotSelected(cs []report.Check) int {
 	return n
 }
 
-// unknownIDs lists the IDs that name no check of the side, sorted.
+// unknownIDs lists the IDs that name no check of the side, sorted; an
+// entry ID@revision names its ID's check, at a revision shaped like one.
 func unknownIDs(side catalogue.Side, ids map[string]bool) []string {
 	var out []string
-	for id := range ids {
-		if e, ok := catalogue.Lookup(id); !ok || e.Side != side {
-			out = append(out, id)
+	for key := range ids {
+		id, rev, at := strings.Cut(key, "@")
+		if e, ok := catalogue.Lookup(id); !ok || e.Side != side || (at && !revisionShape.MatchString(rev)) {
+			out = append(out, key)
 		}
 	}
 	sort.Strings(out)

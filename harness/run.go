@@ -63,8 +63,12 @@ type Options struct {
 	// LabelFilter is a label expression over the checks' labels (Ginkgo's
 	// syntax); Focus is a regexp over "ID: summary".
 	LabelFilter, Focus string
-	// ProtocolVersion is offered in initialize.
+	// ProtocolVersion is the revision the checks speak (offered in
+	// initialize), or several: "all" (AllRevisions) or a comma-separated
+	// list, each checked with the checks that exist at it, in one run.
 	ProtocolVersion string
+	// revisions are ProtocolVersion's, parsed by validate.
+	revisions []string
 	// NoProxy sends requests straight to the target (fault checks are skipped).
 	NoProxy bool
 	// ReplicaURLs are the endpoints of the target's other replicas; the
@@ -131,49 +135,86 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if managed != nil {
 		defer managed.Close()
 	}
-	pr, err := preflight(ctx, o.URL, o.ProtocolVersion, cfg, o.FollowRedirects)
+	probes, err := o.probeRevisions(ctx, cfg)
 	if err != nil {
-		return nil, &SetupError{err}
+		return nil, err
 	}
+	// The first revision the target speaks stands for the run where one
+	// must: the liveness probes, the margin's round trip, the suggestion.
+	first := probes[slices.IndexFunc(probes, func(p revisionProbe) bool { return p.pr != nil })].pr
 	if o.FollowRedirects {
 		fmt.Fprintf(stdout, "note: --follow-redirects: redirects within the target's origin are followed; a redirect to another origin never is\n")
-		if pr.url != o.URL {
-			fmt.Fprintf(stdout, "note: %s redirected initialize to %s (same origin); checking %s\n", o.URL, pr.url, pr.url)
-			o.URL = pr.url
+		if first.url != o.URL {
+			fmt.Fprintf(stdout, "note: %s redirected initialize to %s (same origin); checking %s\n", o.URL, first.url, first.url)
+			o.URL = first.url
 		}
 	}
-	tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs,
-		FollowRedirects: o.FollowRedirects}
-	live := newLiveness(o.URL, pr.version, cfg.RequestHeader(), o.Liveness)
+	live := newLiveness(o.URL, first.version, cfg.RequestHeader(), o.Liveness)
+	var restart, kill func(context.Context) error
 	if managed != nil {
-		tc.Restart = managed.Restart
+		restart = managed.Restart
 		if k, ok := managed.(interface{ Kill(context.Context) error }); ok {
-			tc.Kill = k.Kill
+			kill = k.Kill
 		}
-		tc.Restart, tc.Kill = live.around(tc.Restart, tc.Kill)
+		restart, kill = live.around(restart, kill)
 	}
+	var faults *toxics.Server
 	if !o.NoProxy {
-		tc.Faults = toxics.NewServer()
-		defer tc.Faults.Close()
+		faults = toxics.NewServer()
+		defer faults.Close()
 	}
-	if pr.version != o.ProtocolVersion {
-		fmt.Fprintf(stdout, "note: offered protocol %s, the target negotiated %s\n", o.ProtocolVersion, pr.version)
+	var targets []*serverchecks.Target
+	var versions []string
+	rtt := first.rtt
+	for _, p := range probes {
+		if p.pr == nil {
+			o.notef(stdout, p.revision, "the target does not speak protocol %s, so its checks are skipped: %s", p.revision, p.why)
+			continue
+		}
+		pr := p.pr
+		if pr.version != o.ProtocolVersion && !o.multi() {
+			fmt.Fprintf(stdout, "note: offered protocol %s, the target negotiated %s\n", o.ProtocolVersion, pr.version)
+		}
+		if pr.sessionless != "" {
+			o.notef(stdout, p.revision, "the checks that need sessions are not applicable: %s", pr.sessionless)
+		}
+		versions = append(versions, pr.version)
+		rtt = max(rtt, pr.rtt)
+		tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs,
+			FollowRedirects: o.FollowRedirects, Restart: restart, Kill: kill, Faults: faults}
+		targets = append(targets, tc)
 	}
-	if pr.sessionless != "" {
-		fmt.Fprintf(stdout, "note: the checks that need sessions are not applicable: %s\n", pr.sessionless)
+	at := ""
+	if o.multi() {
+		at = ", protocols " + strings.Join(o.revisions, " and ")
 	}
-	fmt.Fprintf(stdout, "mcp-conform server: checking %s (profile %s, %d at a time)\n", o.URL, o.Profile, o.Parallel)
-	o.observeUndisturbed(ctx, tc, stdout)
+	fmt.Fprintf(stdout, "mcp-conform server: checking %s (profile %s%s, %d at a time)\n", o.URL, o.Profile, at, o.Parallel)
+	var jobs []job
+	for _, p := range probes {
+		var tc *serverchecks.Target
+		if p.pr != nil {
+			tc, targets = targets[0], targets[1:]
+			o.observeUndisturbed(ctx, tc, stdout)
+		}
+		jobs = append(jobs, o.revisionJobs(p, tc, cfg)...)
+	}
 
 	run := &report.Run{
 		Tool: "mcp-conform", Mode: "server", Target: o.URL, Profile: string(o.Profile),
-		ProtocolVersion: pr.version, Strict: o.Strict,
+		ProtocolVersion: first.version, Strict: o.Strict,
 	}
-	en := o.engine(o.Strict, marginFor(pr.rtt), stdout, stderr)
+	if o.multi() {
+		run.Revisions = o.revisions
+		run.ProtocolVersion = strings.Join(o.revisions, ", ")
+	}
+	en := o.engine(o.Strict, marginFor(rtt), stdout, stderr)
+	if !o.multi() {
+		en.revision = first.version
+	}
 	checksCtx, stop := context.WithCancelCause(ctx)
 	stopped := make(chan error, 1)
 	go func() { stopped <- live.watch(checksCtx, stop) }()
-	run, err = o.Common.finish(checksCtx, run, en, serverchecks.Checks(tc), o.selector(), stdout)
+	run, err = o.Common.finish(checksCtx, run, en, jobs, o.jobSelector(), stdout)
 	stop(nil)
 	if gone := <-stopped; gone != nil && err == nil {
 		// The verdicts stand in the reports; the run itself could not be
@@ -181,9 +222,20 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 		return run, &SetupError{fmt.Errorf("%v; the checks still waiting then are inconclusive", gone)}
 	}
 	if err == nil {
-		o.suggest(ctx, run, pr.version, cfg, tc.Restart != nil, stdout)
+		o.suggest(ctx, run, suggestVersion(versions), cfg, restart != nil, stdout)
 	}
 	return run, err
+}
+
+// suggestVersion is the revision to list the target's tools at: the
+// first of the sessions' era it speaks (tools/list follows initialize).
+func suggestVersion(versions []string) string {
+	for _, v := range versions {
+		if v < wire.SessionlessProtocolVersion {
+			return v
+		}
+	}
+	return versions[0]
 }
 
 // suggest says how many checks each missing profile key would enable and
@@ -236,11 +288,11 @@ func (c *Common) engine(strict bool, margin time.Duration, stdout, stderr io.Wri
 
 // finish runs the selected checks under the run's timeout, completes the
 // run's report, prints the summary and writes the report files.
-func (c *Common) finish(ctx context.Context, run *report.Run, en *engine, checks []kit.Check, selected func(catalogue.Entry) bool, stdout io.Writer) (*report.Run, error) {
+func (c *Common) finish(ctx context.Context, run *report.Run, en *engine, jobs []job, selected func(job) bool, stdout io.Writer) (*report.Run, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.Timeout, fmt.Errorf("the run's --timeout of %v passed", c.Timeout))
 	defer cancel()
 	run.Started = time.Now()
-	run.Checks = en.run(ctx, checks, selected)
+	run.Checks = en.runJobs(ctx, jobs, selected)
 	run.Seconds = time.Since(run.Started).Seconds()
 	run.Finish()
 	if countNotSelected(run.Checks) == len(run.Checks) {
@@ -281,8 +333,13 @@ func (o *Options) validate() error {
 	if o.ProtocolVersion == "" {
 		o.ProtocolVersion = wire.DefaultProtocolVersion
 	}
-	if !regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`).MatchString(o.ProtocolVersion) {
-		return setupErr("--protocol-version must look like 2025-11-25, got %q", o.ProtocolVersion)
+	revs, err := parseRevisions(o.ProtocolVersion)
+	if err != nil {
+		return err
+	}
+	o.revisions = revs
+	if len(revs) == 1 {
+		o.ProtocolVersion = revs[0]
 	}
 	if o.URL != "" {
 		u, err := url.Parse(strings.ReplaceAll(o.URL, "{port}", "1"))
@@ -324,11 +381,69 @@ func (o *Options) validate() error {
 		if err != nil {
 			return setupErr("--focus: %v", err)
 		}
-		if !slices.ContainsFunc(catalogue.All(), func(e catalogue.Entry) bool { return e.Side == catalogue.Server && e.Matches(re) }) {
-			return setupErr("--focus %q matches no server check (it is matched against the ID and against \"ID: summary\")", o.Focus)
+		if !slices.ContainsFunc(o.allJobs(), func(j job) bool { return o.focused(re, j) }) {
+			return setupErr("--focus %q matches no server check (it is matched against the ID and against \"ID: summary\"%s)", o.Focus, map[bool]string{true: ", and against ID@revision"}[o.multi()])
 		}
 	}
-	return o.Common.validate(catalogue.Server)
+	if err := o.Common.validate(catalogue.Server); err != nil {
+		return err
+	}
+	return expectedAtRevisions(o.ExpectedFailures)
+}
+
+// expectedAtRevisions refuses a baseline entry ID@revision for a check
+// that does not exist at that revision: it could never match.
+func expectedAtRevisions(ef map[string]bool) error {
+	var wrong []string
+	for key := range ef {
+		if id, rev, at := strings.Cut(key, "@"); at && !appliesAt(id, rev) {
+			wrong = append(wrong, key)
+		}
+	}
+	if len(wrong) > 0 {
+		slices.Sort(wrong)
+		return setupErr("--expected-failures names checks at a revision where they do not run: %s", idList(wrong))
+	}
+	return nil
+}
+
+// jobSelector selects the checks of the run as selector does, --focus
+// matching a check's name at its revision (ID@revision) too in a run of
+// several.
+func (o *Options) jobSelector() func(job) bool {
+	selected := o.selector()
+	if o.Focus == "" || !o.multi() {
+		return func(j job) bool { return selected(j.Entry) }
+	}
+	re := regexp.MustCompile(o.Focus)
+	unfocused := *o
+	unfocused.Focus = ""
+	rest := unfocused.selector()
+	return func(j job) bool { return rest(j.Entry) && o.focused(re, j) }
+}
+
+// focused reports whether --focus re names job j: its ID, "ID: summary",
+// and in a run of several revisions "ID@revision" and "ID@revision:
+// summary".
+func (o *Options) focused(re *regexp.Regexp, j job) bool {
+	return j.Entry.Matches(re) || (j.revision != "" && (re.MatchString(j.name()) || re.MatchString(j.name()+": "+j.Entry.Summary)))
+}
+
+// allJobs are the run's checks at each of its revisions, unbound.
+func (o *Options) allJobs() []job {
+	var out []job
+	for _, rev := range o.revisions {
+		label := ""
+		if o.multi() {
+			label = rev
+		}
+		for _, e := range catalogue.Of(catalogue.Server) {
+			if !o.multi() || appliesAt(e.ID, rev) {
+				out = append(out, job{Check: kit.Check{Entry: e}, revision: label})
+			}
+		}
+	}
+	return out
 }
 
 // selector selects the server checks of the profile, narrowed by

@@ -18,7 +18,11 @@ func Mark(v Verdict) string { return marks[v] }
 
 // ProgressLine is the line printed as each check finishes.
 func ProgressLine(n, total int, c Check) string {
-	line := fmt.Sprintf("[%2d/%d] %-7s %-24s %6.2fs", n, total, Mark(c.Verdict), c.ID, c.Seconds)
+	width := 24 // the longest IDs
+	if c.Revision != "" {
+		width += len("@2026-07-28")
+	}
+	line := fmt.Sprintf("[%2d/%d] %-7s %-*s %6.2fs", n, total, Mark(c.Verdict), width, c.Name(), c.Seconds)
 	switch {
 	case c.Verdict != Pass && c.Message != "":
 		line += "  " + firstLine(c.Message)
@@ -40,7 +44,7 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 		if c.Verdict == Skip && c.Message == notSelected {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fs\n", c.ID, c.Level, Mark(c.Verdict), c.Seconds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fs\n", c.Name(), c.Level, Mark(c.Verdict), c.Seconds)
 	}
 	tw.Flush()
 	first := true
@@ -52,7 +56,7 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 			fmt.Fprintln(w, "\nDetails:")
 			first = false
 		}
-		fmt.Fprintf(w, "\n%s %s (%s): %s\n", Mark(c.Verdict), c.ID, c.Level, c.Summary)
+		fmt.Fprintf(w, "\n%s %s (%s): %s\n", Mark(c.Verdict), c.Name(), c.Level, c.Summary)
 		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(c.Message), "\n", "\n  "))
 		if exchanges && c.Exchange != "" && c.Verdict.FailsRun() {
 			fmt.Fprintf(w, "  exchange:\n    %s\n", strings.ReplaceAll(strings.TrimRight(c.Exchange, "\n"), "\n", "\n    "))

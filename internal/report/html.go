@@ -58,12 +58,12 @@ func WriteHTML(w io.Writer, r *Run) error {
 	blocked := map[string][]string{}
 	for _, c := range r.Checks {
 		for _, root := range c.BlockedBy {
-			blocked[root] = append(blocked[root], c.ID)
+			blocked[root] = append(blocked[root], c.Name())
 		}
 	}
 	for _, c := range RootsFirst(r.Checks) {
 		if c.Verdict.Defect() || c.Verdict == Stale {
-			v.Roots = append(v.Roots, rootView{Check: c, Blocked: blocked[c.ID]})
+			v.Roots = append(v.Roots, rootView{Check: c, Blocked: blocked[c.Name()]})
 		}
 	}
 	for _, c := range r.Checks {

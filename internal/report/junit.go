@@ -53,7 +53,9 @@ type junitMessage struct {
 }
 
 // WriteJUnit writes the run as JUnit XML: one testcase per check, with its
-// ID, level, spec reference and verdict as properties, root causes first.
+// ID, level, spec reference and verdict (and revision, in a run of
+// several) as properties, root causes first; in a run of several revisions
+// a testcase is named ID@revision.
 // Only checks that fail the run are <failure>s; an inconclusive check (the
 // harness could not observe the behaviour) is an <error>; warnings,
 // informational failures, expected failures, blocked checks and skips are
@@ -70,12 +72,15 @@ func WriteJUnit(w io.Writer, r *Run) error {
 	}
 	for _, c := range RootsFirst(r.Checks) {
 		tc := junitCase{
-			Name:      c.ID + ": " + c.Summary,
+			Name:      c.Name() + ": " + c.Summary,
 			Classname: "mcp-conform." + r.Mode + "." + c.Section,
 			Time:      seconds(c.Seconds),
 			Properties: []junitProperty{
 				{"id", c.ID}, {"level", c.Level}, {"spec_ref", c.SpecRef}, {"verdict", string(c.Verdict)},
 			},
+		}
+		if c.Revision != "" {
+			tc.Properties = append(tc.Properties, junitProperty{"protocol_version", c.Revision})
 		}
 		switch c.Verdict {
 		case Fail, Stale:

@@ -87,7 +87,7 @@ func blockedUnder(r *Run) (map[string][]Check, []Check) {
 	listed := map[string]bool{}
 	for _, c := range r.Checks {
 		if c.Verdict.Defect() || c.Verdict == Stale {
-			listed[c.ID] = true
+			listed[c.Name()] = true
 		}
 	}
 	under := map[string][]Check{}
@@ -171,7 +171,7 @@ func (m *mdWriter) collapsed(summary string, cs []Check, blocked map[string][]Ch
 func (m *mdWriter) items(cs []Check, blocked map[string][]Check) {
 	for _, c := range cs {
 		m.line("- " + m.item(c) + "\n")
-		for _, b := range blocked[c.ID] {
+		for _, b := range blocked[c.Name()] {
 			m.line("  - " + m.item(b) + "\n")
 		}
 	}
@@ -195,7 +195,7 @@ func (m *mdWriter) line(s string) bool {
 // passed) and its reference.
 func (m *mdWriter) item(c Check) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s **%s** (%s", emoji[c.Verdict], c.ID, escapeMD(c.Level))
+	fmt.Fprintf(&b, "%s **%s** (%s", emoji[c.Verdict], c.Name(), escapeMD(c.Level))
 	switch c.Verdict {
 	case Stale, Info, Blocked:
 		fmt.Fprintf(&b, ", %s", c.Verdict)

@@ -72,8 +72,11 @@ type Check struct {
 	// headers, SSE lines with ids, faults, with times from the check's start.
 	Exchange string  `json:"exchange,omitempty"`
 	Seconds  float64 `json:"duration_seconds"`
-	// BlockedBy lists the failed checks whose failure blocked this one
-	// (verdict blocked).
+	// Revision is the protocol revision the check ran at, in a run of more
+	// than one (Run.Revisions); a run of one has it in Run.ProtocolVersion.
+	Revision string `json:"revision,omitempty"`
+	// BlockedBy names the failed checks whose failure blocked this one
+	// (verdict blocked), as Name does: always of the check's own revision.
 	BlockedBy []string `json:"blocked_by,omitempty"`
 	// Retried is why the check's first attempt was inconclusive, when the
 	// verdict is the second attempt's.
@@ -98,10 +101,22 @@ type Run struct {
 	// Defects is how many distinct findings the run has: the checks that
 	// failed at any level and were not blocked by another failure.
 	Defects int `json:"defects"`
-	// RootCauses are those checks' IDs, root causes first: failures of the
+	// RootCauses are those checks' names (Check.Name), root causes first: failures of the
 	// run, then warnings, informational and expected failures.
 	RootCauses []string `json:"root_causes"`
 	Checks     []Check  `json:"checks"`
+	// Revisions are the protocol revisions of a run of more than one
+	// (--protocol-version all); ProtocolVersion then lists them too.
+	Revisions []string `json:"revisions,omitempty"`
+}
+
+// Name is how the reports name a check: its ID, or ID@revision in a run
+// of more than one revision, where a check may run at each.
+func (c Check) Name() string {
+	if c.Revision == "" {
+		return c.ID
+	}
+	return c.ID + "@" + c.Revision
 }
 
 // Finish computes Counts and Passed from the checks.
@@ -125,7 +140,7 @@ func (r *Run) Finish() {
 	r.RootCauses = []string{}
 	for _, c := range RootsFirst(r.Checks) {
 		if c.Verdict.Defect() {
-			r.RootCauses = append(r.RootCauses, c.ID)
+			r.RootCauses = append(r.RootCauses, c.Name())
 		}
 	}
 }

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
+)
+
+// TestServerCatchesFixturesDual: --protocol-version all checks a server
+// at both revisions in one run and catches a defect of either one: a
+// fixture that breaks a check only at 2026-07-28 (its ModernBreaks) and
+// one that breaks a check of both revisions only at 2025-11-25 (its
+// Breaks), while a reference that breaks nothing passes at both. Each
+// check is named ID@revision, once per revision it runs at; every check
+// but the broken ones passes.
+func TestServerCatchesFixturesDual(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs both revisions' checks against fixtures")
+	}
+	t.Parallel()
+	var some []fixtures.Fixture
+	for _, name := range []string{"origin-unchecked-sessionless", "task-cancel-on-drop", "rejects-null-arguments"} {
+		f, err := fixtures.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		some = append(some, f)
+	}
+	results := runFixtures(t, some, "--protocol-version", "all", "--suggest-profile", "")
+	for _, f := range some {
+		t.Run(f.Name, func(t *testing.T) {
+			r := <-results[f.Name]
+			var wrong []string
+			if r.err != nil {
+				wrong = append(wrong, r.err.Error())
+			} else {
+				wrong = dualVerdicts(f, r)
+			}
+			if len(wrong) > 0 {
+				t.Errorf("fixture %s (%s), run took %v:\n  %s\nconsole:\n%s\nstderr:\n%s",
+					f.Name, f.About, r.took.Round(time.Second), strings.Join(wrong, "\n  "), r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// dualVerdicts lists what is wrong with a dual run against f.
+func dualVerdicts(f fixtures.Fixture, r fixtureRun) []string {
+	var wrong []string
+	if want := wantExit(append(slices.Clone(f.Breaks), f.ModernBreaks...)); r.code != want {
+		wrong = append(wrong, fmt.Sprintf("exit %d, want %d", r.code, want))
+	}
+	if !slices.Equal(r.run.Revisions, []string{wire.DefaultProtocolVersion, wire.SessionlessProtocolVersion}) {
+		wrong = append(wrong, fmt.Sprintf("revisions %v", r.run.Revisions))
+	}
+	seen := map[string]bool{}
+	for _, c := range r.run.Checks {
+		breaks := f.Breaks
+		switch c.Revision {
+		case wire.SessionlessProtocolVersion:
+			breaks = f.ModernBreaks
+			if !serverchecks.RunsInSessionlessRevision(c.ID) {
+				wrong = append(wrong, c.Name()+" is listed, but does not run in the sessionless revision")
+			}
+		case wire.DefaultProtocolVersion:
+		default:
+			wrong = append(wrong, fmt.Sprintf("%s has revision %q", c.ID, c.Revision))
+		}
+		if seen[c.Name()] {
+			wrong = append(wrong, c.Name()+" is listed twice")
+		}
+		seen[c.Name()] = true
+		broken := slices.Contains(breaks, c.ID)
+		switch {
+		case broken && (c.Verdict == report.Pass || c.Verdict == report.Skip):
+			wrong = append(wrong, fmt.Sprintf("%s is %s: the check does not catch it", c.Name(), c.Verdict))
+		case !broken && c.Verdict != report.Pass && !skipsByDesign(c):
+			wrong = append(wrong, fmt.Sprintf("%s is %s, but the fixture does not break it there: %s", c.Name(), c.Verdict, c.Message))
+		}
+	}
+	for _, name := range []string{"ORIGIN-403@2025-11-25", "ORIGIN-403@2026-07-28", "SESS-UNKNOWN-404@2025-11-25", "MODERN-METHOD-404@2026-07-28"} {
+		if !seen[name] {
+			wrong = append(wrong, name+" is missing from the run")
+		}
+	}
+	return wrong
+}
+
+// TestDualRunBaseline: in a run of both revisions an --expected-failures
+// entry ID@revision expects the failure at that revision alone, and a
+// bare ID at both, so a pass at the other is stale and fails the run;
+// --focus '^ID$' selects the check at both revisions.
+func TestDualRunBaseline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a fixture")
+	}
+	t.Parallel()
+	exe := buildCLI(t)
+	profile, err := filepath.Abs("../../fixtures/profile.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		entry string
+		code  int
+		want  map[string]report.Verdict
+	}{
+		{"ORIGIN-403@2026-07-28", exitOK, map[string]report.Verdict{"ORIGIN-403@2025-11-25": report.Pass, "ORIGIN-403@2026-07-28": report.ExpectedFailure}},
+		{"ORIGIN-403", exitFail, map[string]report.Verdict{"ORIGIN-403@2025-11-25": report.Stale, "ORIGIN-403@2026-07-28": report.ExpectedFailure}},
+	} {
+		baseline := filepath.Join(dir, "expected")
+		if err := os.WriteFile(baseline, []byte(tt.entry+" # served whatever the Origin under 2026-07-28\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		js := filepath.Join(dir, "r.json")
+		out, errOut, code := runSelf(t, suiteTimeout, "server",
+			"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} origin-unchecked-sessionless", exe),
+			"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--json", js,
+			"--protocol-version", "all", "--focus", "^ORIGIN-403$", "--expected-failures", baseline, "--suggest-profile", "")
+		if code != tt.code {
+			t.Fatalf("baseline %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tt.entry, code, tt.code, out, errOut)
+		}
+		got := map[string]report.Verdict{}
+		for _, c := range readRun(t, js).Checks {
+			if c.Message != report.NotSelected() {
+				got[c.Name()] = c.Verdict
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("baseline %s: %v, want %v\n%s", tt.entry, got, tt.want, out)
+		}
+	}
+}
