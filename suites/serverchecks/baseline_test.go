@@ -173,14 +173,16 @@ func TestWaitsBoundedByBaseline(t *testing.T) {
 		t.Fatalf("the undisturbed call fell short: %s", tc.Baseline)
 	}
 	c := checkOf(t, tc, "REPLAY-GAP")
-	deadline := c.Deadline(testMargin)
+	// A deadline far beyond the bound: a wait that ran to the deadline
+	// rather than to the bound is then told apart by tens of seconds, which
+	// no busy machine's delays approach.
+	bound := tc.Baseline.bound(tc.Config)
+	deadline := c.Deadline(testMargin + 40*time.Second)
 	r := kit.Execute(context.Background(), c, deadline)
 	if r.State != kit.Failed || !strings.HasPrefix(r.Message, "waited ") || !strings.Contains(r.Message, "an undisturbed call took, plus two quiet windows and 3s for a busy machine), in vain") {
 		t.Fatalf("%v %q, want a failed wait that says what bounded it", r.State, r.Message)
 	}
-	// The wait ends at its bound (plus the check's own steps around it),
-	// well before the deadline.
-	if limit := tc.Baseline.bound(tc.Config) + 1500*time.Millisecond; r.Took > limit || limit >= deadline {
-		t.Fatalf("the check took %v, not bounded by the undisturbed call (%v): its deadline is %v", r.Took, tc.Baseline.bound(tc.Config), deadline)
+	if r.Took > bound+20*time.Second {
+		t.Fatalf("the check took %v: its wait ran past the undisturbed call's bound (%v) towards the deadline (%v)", r.Took, bound, deadline)
 	}
 }
