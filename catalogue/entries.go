@@ -273,4 +273,9 @@ var entries = []Entry{
 		Summary: "2026-07-28: when its subscriptions/listen stream ends without the subscription's completion response, the client listens again once, within 3 s, for the same notifications, never with two listen streams open at once, and prints what the new stream delivers (\"a transport that closes without it indicates an unexpected disconnect, which the client MAY treat as a trigger to reconnect\"; this project's resilience design makes it a duty)."},
 	{ID: "CLI-STATUS", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-status",
 		Summary: "Status transitions connecting, connected, reconnecting, connected (reconnected), disconnected are reported."},
+	{ID: "CLI-OAUTH-REFRESH", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "token-refresh",
+		Summary: "An access token that expires mid-session gets 401 (with WWW-Authenticate); the client refreshes it once (refresh_token grant) and retries in the same session: no initialize, no new authorization, no loop."},
+	{ID: "CLI-OAUTH-DURABLE", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "token-refresh",
+		Summary: "A refreshed token is durable: killed after the refresh, the restarted client presents the refreshed token (never the stale one) in its stored session."},
+	// Client checks of the sessionless revision (run under --protocol-version 2026-07-28).
 }

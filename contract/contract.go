@@ -45,6 +45,15 @@ const (
 	// (2026-07-28: no session, tasks through the io.modelcontextprotocol/tasks
 	// extension). Unset: the newest revision with sessions, 2025-11-25.
 	EnvProtocolVersion = "MCP_CONFORM_PROTOCOL_VERSION"
+	// EnvOAuth, when set (to "1"), says the server requires OAuth: on a
+	// 401 the client runs the MCP authorization flow (2025-11-25: protected
+	// resource metadata, authorization server metadata, dynamic client
+	// registration, authorization code with PKCE) and keeps the tokens in
+	// the state directory. The authorization server approves at once: its
+	// authorization endpoint redirects straight to the redirect URI with
+	// the code, which the client takes without a browser. A client without
+	// OAuth declines (ExitNotApplicable).
+	EnvOAuth = "MCP_CONFORM_OAUTH"
 )
 
 // ScenarioMeasure is the scenario of the run the harness times before the
@@ -53,7 +62,7 @@ const (
 const ScenarioMeasure = "MEASURE"
 
 // Vars lists every variable the harness sets; it clears them all first.
-var Vars = []string{EnvScenario, EnvStateDir, EnvAction, EnvTool, EnvArguments, EnvBearerToken, EnvRun, EnvProtocolVersion}
+var Vars = []string{EnvScenario, EnvStateDir, EnvAction, EnvTool, EnvArguments, EnvBearerToken, EnvRun, EnvProtocolVersion, EnvOAuth}
 
 // Action is what a run is asked to do.
 type Action string
@@ -168,6 +177,8 @@ type Run struct {
 	URL         string
 	// ProtocolVersion is EnvProtocolVersion ("": the default).
 	ProtocolVersion string
+	// OAuth is EnvOAuth: the server requires the authorization flow.
+	OAuth bool
 }
 
 // Env returns the variables that carry r (URL excluded: it is the last argument).
@@ -187,6 +198,9 @@ func (r Run) Env() []string {
 	if r.ProtocolVersion != "" {
 		env = append(env, EnvProtocolVersion+"="+r.ProtocolVersion)
 	}
+	if r.OAuth {
+		env = append(env, EnvOAuth+"=1")
+	}
 	return env
 }
 
@@ -201,6 +215,7 @@ func FromEnv(url string) (Run, error) {
 		URL:         url,
 
 		ProtocolVersion: os.Getenv(EnvProtocolVersion),
+		OAuth:           os.Getenv(EnvOAuth) != "",
 	}
 	if a := os.Getenv(EnvArguments); a != "" {
 		r.Arguments = json.RawMessage(a)

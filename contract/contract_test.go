@@ -9,7 +9,7 @@ import (
 // TestRoundTrip: what the harness puts in the environment is what a
 // client reads back.
 func TestRoundTrip(t *testing.T) {
-	want := Run{Scenario: "CLI-RESUME", StateDir: "/tmp/s", Action: ActionCall, Tool: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), BearerToken: "tok", URL: "http://127.0.0.1:1/mcp"}
+	want := Run{Scenario: "CLI-RESUME", StateDir: "/tmp/s", Action: ActionCall, Tool: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), BearerToken: "tok", URL: "http://127.0.0.1:1/mcp", OAuth: true}
 	for _, kv := range want.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -19,7 +19,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Scenario != want.Scenario || got.StateDir != want.StateDir || got.Action != want.Action || got.Tool != want.Tool ||
-		string(got.Arguments) != string(want.Arguments) || got.BearerToken != want.BearerToken || got.URL != want.URL {
+		string(got.Arguments) != string(want.Arguments) || got.BearerToken != want.BearerToken || got.URL != want.URL || !got.OAuth {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

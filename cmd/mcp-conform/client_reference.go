@@ -83,6 +83,10 @@ func callArgs(r contract.Run, extra []string) []string {
 	if r.ProtocolVersion != "" {
 		args = append(args, "--protocol-version", r.ProtocolVersion)
 	}
+	if r.OAuth {
+		// The checks' authorization server approves at once: no browser.
+		args = append(args, "--oauth", "--oauth-headless")
+	}
 	switch r.Action {
 	case contract.ActionResume:
 		args = append(args, "--resume")

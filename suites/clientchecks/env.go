@@ -100,7 +100,7 @@ type def struct {
 // Checks returns the client checks, in catalogue order, bound to cl.
 func Checks(cl *Client) []kit.Check {
 	var defs []def
-	for _, section := range [][]def{sessionChecks(), streamChecks(), expiryChecks(), taskChecks(), revisionChecks(), listenChecks(), statusChecks()} {
+	for _, section := range [][]def{sessionChecks(), streamChecks(), expiryChecks(), taskChecks(), revisionChecks(), listenChecks(), statusChecks(), oauthChecks()} {
 		defs = append(defs, section...)
 	}
 	out := make([]kit.Check, len(defs))
