@@ -50,7 +50,9 @@ func (s *Server) checkOrigin(r *http.Request) error {
 }
 
 // principal authenticates the request. With no tokens configured everyone is
-// the anonymous principal "".
+// the anonymous principal "". Sessions are bound to the name it returns, not
+// to the token: several tokens may name one principal (a refreshed token
+// beside the one it replaces), and each carries on with its sessions.
 func (s *Server) principal(r *http.Request) (string, error) {
 	if len(s.cfg.BearerTokens) == 0 {
 		return "", nil
