@@ -258,11 +258,29 @@ func (a *oauthAS) expire(token string) {
 // reports whether it let the request through.
 func (a *oauthAS) admit(x *exchange, w http.ResponseWriter, r *http.Request) bool {
 	passed := false
-	a.gate(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { passed = true })).ServeHTTP(w, r)
+	cw := &challengeWriter{ResponseWriter: w, presented: strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")}
+	a.gate(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { passed = true })).ServeHTTP(cw, r)
 	if !passed {
 		a.rec.note(x, "401: %s (WWW-Authenticate: %s)", bearerProblem(r.Header.Get("Authorization"), a), w.Header().Get("WWW-Authenticate"))
 	}
 	return passed
+}
+
+// challengeWriter adds error="invalid_token" to the 401 challenge for a
+// token that was presented (RFC 6750 section 3.1), which the SDK's
+// middleware leaves out.
+type challengeWriter struct {
+	http.ResponseWriter
+	presented bool
+}
+
+func (c *challengeWriter) WriteHeader(code int) {
+	if h := c.Header(); code == http.StatusUnauthorized && c.presented {
+		if v, ok := strings.CutPrefix(h.Get("WWW-Authenticate"), "Bearer "); ok {
+			h.Set("WWW-Authenticate", `Bearer error="invalid_token", `+v)
+		}
+	}
+	c.ResponseWriter.WriteHeader(code)
 }
 
 // bearerProblem says why a's gate refused the Authorization header.

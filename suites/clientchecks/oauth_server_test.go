@@ -77,7 +77,8 @@ func TestOAuthAS(t *testing.T) {
 	}
 	as.expire(first.AccessToken)
 	ok, w := admitted(first.AccessToken)
-	if ok || w.Code != http.StatusUnauthorized || !strings.Contains(w.Header().Get("WWW-Authenticate"), `resource_metadata="`+as.url+`/.well-known/oauth-protected-resource/mcp"`) {
+	if ch := w.Header().Get("WWW-Authenticate"); ok || w.Code != http.StatusUnauthorized || !strings.HasPrefix(ch, `Bearer error="invalid_token", `) ||
+		!strings.Contains(ch, `resource_metadata="`+as.url+`/.well-known/oauth-protected-resource/mcp"`) {
 		t.Fatalf("expired token: admitted %v, HTTP %d, WWW-Authenticate %q", ok, w.Code, w.Header().Get("WWW-Authenticate"))
 	}
 	second, err := cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: first.RefreshToken}).Token()
