@@ -286,9 +286,10 @@ func suggestedProfile(url string, tools []advertisedTool, missing enabling, now 
 #   write_timeout: 10s          # how long one write to a client may block (default 10s)
 
 # Two principals' bearer tokens (the first one is used for every check):
-# RECREATE-OWNER-ONLY, RESUME-TOKEN-OWNER.
+# RECREATE-OWNER-ONLY, RESUME-TOKEN-OWNER; with refreshed_token, another
+# valid token of the first principal (as a refresh gives it), AUTH-REFRESH-REJOIN.
 # principals:
-#   - {name: alice, token: TOKEN-A}
+#   - {name: alice, token: TOKEN-A, refreshed_token: TOKEN-A2}
 #   - {name: bob, token: TOKEN-B}
 
 # Origin values: allowed is sent on every request; disallowed must get 403
@@ -347,10 +348,15 @@ func orNone(s string) string {
 
 // SuggestProfile lists the tools of the MCP endpoint at url and returns a
 // target profile to edit (see 'mcp-conform profile'). cfg supplies the
-// headers and token to reach it; it may be empty.
+// headers and token to reach it; it may be empty. version may be a list of
+// revisions (--protocol-version all).
 func SuggestProfile(ctx context.Context, url, version string, cfg *target.Config) (string, error) {
 	if cfg == nil {
 		cfg = &target.Config{}
+	}
+	if revs, err := parseRevisions(version); err == nil && len(revs) > 1 {
+		// Tools are listed after initialize: at a revision of the sessions' era.
+		version = suggestVersion(revs)
 	}
 	if _, err := preflight(ctx, url, version, cfg, false); err != nil {
 		return "", &SetupError{err}
