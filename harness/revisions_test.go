@@ -3,8 +3,13 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,5 +139,40 @@ func TestRevisionOptions(t *testing.T) {
 		if j.revision == "2026-07-28" && !appliesAt(j.Entry.ID, j.revision) || j.Entry.ID == "TASK-SURVIVES-REFRESH" && j.revision == "2026-07-28" {
 			t.Errorf("%s listed at a revision where it does not run", j.name())
 		}
+	}
+}
+
+// TestSuggestProfileAtRevisions: asked for several revisions (init
+// --protocol-version all), SuggestProfile lists the tools at the first of
+// the sessions' era, never offering "all" as a protocol version.
+func TestSuggestProfileAtRevisions(t *testing.T) {
+	var mu sync.Mutex
+	var offered []string
+	stub := &stubMCP{version: "2025-11-25"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &m)
+		if m.Method == "initialize" {
+			mu.Lock()
+			offered = append(offered, m.Params.ProtocolVersion)
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		stub.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	if _, err := SuggestProfile(context.Background(), srv.URL, AllRevisions, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(offered) == 0 || slices.ContainsFunc(offered, func(v string) bool { return v != "2025-11-25" }) {
+		t.Errorf("initialize offered %q, want 2025-11-25 each time", offered)
 	}
 }

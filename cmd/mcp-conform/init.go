@@ -247,7 +247,7 @@ func baseline(run *report.Run, o harness.Options, now time.Time) string {
 		if r := []rune(why); len(r) > 200 {
 			why = string(r[:199]) + "…"
 		}
-		fmt.Fprintf(&b, "%-28s # %s: %s\n", c.ID, c.Level, why)
+		fmt.Fprintf(&b, "%-28s # %s: %s\n", c.Name(), c.Level, why)
 	}
 	if n == 0 {
 		b.WriteString("# None: every required check passed.\n")

@@ -141,3 +141,42 @@ func TestDualRunBaseline(t *testing.T) {
 		}
 	}
 }
+
+// TestInitDual: init --protocol-version all writes a baseline that names a
+// failure at its revision (ORIGIN-403@2026-07-28, not the bare ID, which
+// would be stale at 2025-11-25), and the run it suggests passes with it.
+func TestInitDual(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs checks against a fixture")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	exe := buildCLI(t)
+	fixture := "origin-unchecked-sessionless"
+	out, errOut, code := runSelf(t, suiteTimeout, "init", "--dir", dir,
+		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, fixture),
+		"--bearer-token", "alice-token", "--protocol-version", "all", "--focus", "^ORIGIN-403$")
+	if code != exitOK {
+		t.Fatalf("init: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, initExpected))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			entries = append(entries, strings.Fields(line)[0])
+		}
+	}
+	if !slices.Equal(entries, []string{"ORIGIN-403@2026-07-28"}) {
+		t.Fatalf("baseline entries %q, want ORIGIN-403@2026-07-28:\n%s", entries, data)
+	}
+	r, _ := checkFixture(t, fixture, filepath.Join(dir, initProfile), exitOK, "--protocol-version", "all",
+		"--expected-failures", filepath.Join(dir, initExpected), "--focus", "^ORIGIN-403$")
+	for _, c := range r.Checks {
+		if c.Name() == "ORIGIN-403@2026-07-28" && c.Verdict != report.ExpectedFailure || c.Name() == "ORIGIN-403@2025-11-25" && c.Verdict != report.Pass {
+			t.Errorf("with init's baseline: %s %s", c.Name(), c.Verdict)
+		}
+	}
+}
