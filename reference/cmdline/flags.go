@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mcp-conform/mcp-conform/reference/server"
@@ -103,6 +104,25 @@ func (h *forwardedHeader) Set(v string) error {
 		*h = server.HeaderForwarded
 	default:
 		return fmt.Errorf("want x-forwarded-for or forwarded, got %q", v)
+	}
+	return nil
+}
+
+// revisionList is the --revisions flag: protocol revisions, comma-separated
+// or repeated; none given means every revision the server knows.
+type revisionList []string
+
+func (l *revisionList) String() string { return strings.Join(*l, ",") }
+
+func (l *revisionList) Set(v string) error {
+	for _, r := range strings.Split(v, ",") {
+		r = strings.TrimSpace(r)
+		if !slices.Contains(server.KnownRevisions(), r) {
+			return fmt.Errorf("unknown protocol revision %q: want a comma-separated list of %s", r, strings.Join(server.KnownRevisions(), ", "))
+		}
+		if !slices.Contains(*l, r) {
+			*l = append(*l, r)
+		}
 	}
 	return nil
 }

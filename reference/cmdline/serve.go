@@ -73,6 +73,9 @@ func Run(ctx context.Context, prog string, args []string, stdout, stderr io.Writ
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "bound on reading a request's headers and body (streams are not cut by it)")
 	fs.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "bound on reading a request's headers")
 	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	var revisions revisionList
+	fs.Var(&revisions, "revisions", "protocol revisions to speak, comma-separated, of "+strings.Join(server.KnownRevisions(), ", ")+
+		" (default all); 2026-07-28 has no sessions, the others have: one era alone makes a server of that era only, as before or after a rolling upgrade")
 	fs.BoolVar(&cfg.ConformanceTools, "conformance-tools", false, "also serve the test_* tools, test:// resources and test_* prompts the official MCP conformance suite expects")
 	storeURL := fs.String("store", "", "keep sessions, session state and events in Redis (redis://HOST:PORT/DB) so that replicas share them; default in memory")
 	logLevel := fs.String("log-level", "info", "lifecycle log level on stderr: debug, info, warn or error")
@@ -146,6 +149,7 @@ func Run(ctx context.Context, prog string, args []string, stdout, stderr io.Writ
 	cfg.AllowedOrigins = origins
 	cfg.TrustedProxies = trusted
 	cfg.ForwardedHeader = string(fwdHeader)
+	cfg.Revisions = revisions
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	if *storeURL != "" {

@@ -74,14 +74,15 @@ func (s *Server) principal(r *http.Request) (string, error) {
 	return name, nil
 }
 
-// checkProtocolVersion enforces VER-INVALID-400. An absent header means
+// checkProtocolVersion enforces VER-INVALID-400 for the revisions with
+// sessions the server speaks (supported). An absent header means
 // 2025-03-26 (spec); the stock handler lets unknown future-looking strings through.
-func checkProtocolVersion(r *http.Request) error {
+func checkProtocolVersion(r *http.Request, supported []string) error {
 	v := r.Header.Get(headerProtocolVersion)
-	if v == "" || slices.Contains(legacyVersions, v) {
+	if v == "" || slices.Contains(supported, v) {
 		return nil
 	}
-	return fmt.Errorf("unsupported %s %q (supported: %s)", headerProtocolVersion, v, strings.Join(legacyVersions, ", "))
+	return fmt.Errorf("unsupported %s %q (supported: %s)", headerProtocolVersion, v, strings.Join(supported, ", "))
 }
 
 // checkSessionID rejects ids no server could have issued: empty, too long, or

@@ -159,6 +159,16 @@ type Config struct {
 	// DefaultRedirectDelay; negative, none.
 	RedirectDelay time.Duration
 
+	// Revisions are the protocol revisions the server speaks, any of
+	// KnownRevisions: 2026-07-28 (sessionless) and the revisions with
+	// sessions it negotiates at initialize. Empty means all. Naming one
+	// era alone makes a server of that era only (revisions.go).
+	Revisions []string
+	// sessionless and legacy are derived from Revisions (withRevisions):
+	// 2026-07-28 is spoken; the revisions with sessions, newest first.
+	sessionless bool
+	legacy      []string
+
 	// ConformanceTools adds the fixtures the official MCP conformance suite
 	// expects (package conformance).
 	ConformanceTools bool
@@ -222,6 +232,7 @@ func (c Config) withDefaults() Config {
 	if c.ForwardedHeader == "" {
 		c.ForwardedHeader = HeaderXForwardedFor
 	}
+	c.withRevisions()
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
@@ -290,6 +301,9 @@ func (c Config) validate() error {
 		if d.v < 0 {
 			return fmt.Errorf("%s must not be negative, got %v", d.name, d.v)
 		}
+	}
+	if err := c.validateRevisions(); err != nil {
+		return err
 	}
 	for token, name := range c.BearerTokens {
 		if token == "" || name == "" {

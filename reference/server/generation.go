@@ -58,7 +58,7 @@ type generation struct {
 func (s *Server) newSDKServer() *mcp.Server {
 	opts := &mcp.ServerOptions{
 		GetSessionID:              s.ids.take,
-		SupportedProtocolVersions: legacyVersions,
+		SupportedProtocolVersions: s.sessionRevisions(),
 		Logger:                    s.sdkLog,
 		Capabilities: &mcp.ServerCapabilities{
 			Logging: &mcp.LoggingCapabilities{},

@@ -71,11 +71,11 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (principal, id st
 		writeRPCError(w, http.StatusUnauthorized, CodeInvalidRequest, "Unauthorized: "+err.Error(), nil)
 		return "", "", false
 	}
-	if speaksModern(r) {
+	if s.answersSessionless(r) {
 		s.serveModern(w, r, principal)
 		return "", "", false
 	}
-	if err := checkProtocolVersion(r); err != nil {
+	if err := checkProtocolVersion(r, s.cfg.legacy); err != nil {
 		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+err.Error(), nil)
 		return "", "", false
 	}

@@ -85,7 +85,7 @@ func (s *Server) modernServer(m *modern, principal string) *mcp.Server {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	caps.AddExtension(tasksExtension, nil)
 	opts := &mcp.ServerOptions{
-		SupportedProtocolVersions: append([]string{modernVersion}, legacyVersions...),
+		SupportedProtocolVersions: s.cfg.supportedRevisions(),
 		SchemaCache:               s.schemas,
 		Logger:                    s.sdkLog,
 		Capabilities:              caps,
@@ -139,7 +139,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, principal s
 		return
 	}
 	if v := r.Header.Get(headerProtocolVersion); v != modernVersion {
-		refuseVersion(w, v, body)
+		s.refuseRevision(w, v, body)
 		return
 	}
 	w = unbuffered{w}

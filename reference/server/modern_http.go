@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -66,16 +65,4 @@ func modernEra(r *http.Request) bool {
 	}
 	_, ok := m.Params.Meta[metaVersion]
 	return ok
-}
-
-// refuseVersion answers a request of the sessionless era naming version
-// v, which the server does not speak: 400 and
-// UnsupportedProtocolVersionError (-32022) with the versions it supports,
-// the one requested, and the request's id.
-func refuseVersion(w http.ResponseWriter, v string, body []byte) {
-	var m modernRequest
-	_ = json.Unmarshal(body, &m)
-	supported := append([]string{modernVersion}, legacyVersions...)
-	writeRPCErrorID(w, http.StatusBadRequest, CodeUnsupportedVersion, fmt.Sprintf("Unsupported protocol version %q", v),
-		map[string]any{"supported": supported, "requested": v}, m.ID)
 }

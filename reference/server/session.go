@@ -67,6 +67,9 @@ type session struct {
 	clock    clock.Clock
 	maxAge   time.Duration // of held notifications, as of stored events
 	park     bool          // Config.ParkCutNotes
+	// revisions are those the server negotiates at initialize, newest
+	// first (Config.Revisions), for negotiated.
+	revisions []string
 	// resumeWait is how long a resume waits for a GET to settle
 	// notifications sent to a standalone GET that died (Config.ResumeGETWait).
 	resumeWait time.Duration
@@ -91,6 +94,7 @@ func (srv *Server) newSession(id, principal string) *session {
 	s := newSession(id, principal, srv.cfg.Clock, srv.cfg.EventMaxAge)
 	s.st, s.shared, s.lease = srv.store, srv.shared, leaseTTL(srv.cfg.ReaperInterval)
 	s.park = srv.cfg.ParkCutNotes
+	s.revisions = srv.sessionRevisions()
 	s.resumeWait = srv.cfg.ResumeGETWait
 	s.redirectDelay = srv.cfg.RedirectDelay
 	s.holder, _ = srv.events.(holder)

@@ -33,8 +33,8 @@ func (g *generation) negotiated() string {
 	if p == nil {
 		return ""
 	}
-	if slices.Contains(legacyVersions, p.ProtocolVersion) {
+	if slices.Contains(g.sess.revisions, p.ProtocolVersion) {
 		return p.ProtocolVersion
 	}
-	return legacyVersions[0]
+	return g.sess.revisions[0]
 }
