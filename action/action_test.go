@@ -391,7 +391,7 @@ func TestActionBrokenFixture(t *testing.T) {
 		// command can name the binary it builds.
 		"INPUT_SERVER_COMMAND": fmt.Sprintf("'%s' fixture --addr 127.0.0.1:{port} unknown-id-400", bin()),
 		"INPUT_URL":            "http://127.0.0.1:{port}/mcp",
-		"INPUT_TARGET_CONFIG":  profile,
+		"INPUT_TARGET_PROFILE": profile,
 		"INPUT_CHECK_SET":      "all",
 		"INPUT_STRICT":         "true",
 		"INPUT_ARGS":           `--focus '^(SESS-UNKNOWN-404|SESS-ID-CHARS)$'`,

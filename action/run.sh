@@ -48,8 +48,9 @@ server)
 	[ -z "${INPUT_CLIENT_COMMAND:-}" ] || die "client-command is for mode: client (this is mode: server)"
 	[ -z "${INPUT_URL:-}" ] || args+=(--url "$INPUT_URL")
 	[ -z "${INPUT_SERVER_COMMAND:-}" ] || args+=(--server-cmd "$INPUT_SERVER_COMMAND")
-	[ -z "${INPUT_TARGET_CONFIG:-}" ] || args+=(--target-config "$INPUT_TARGET_CONFIG")
-	args+=(--profile "$check_set")
+	profile=${INPUT_TARGET_PROFILE:-${INPUT_TARGET_CONFIG:-}} # target-config: its earlier name
+	[ -z "$profile" ] || args+=(--target-profile "$profile")
+	args+=(--checks "$check_set")
 	case "$strict" in
 	true) args+=(--strict) ;;
 	false | "") ;;
@@ -57,7 +58,7 @@ server)
 	esac
 	;;
 client)
-	for v in URL SERVER_COMMAND TARGET_CONFIG; do
+	for v in URL SERVER_COMMAND TARGET_PROFILE TARGET_CONFIG; do
 		n="INPUT_$v"
 		[ -z "${!n:-}" ] || die "$(echo "$v" | tr 'A-Z_' 'a-z-') is for mode: server (this is mode: client)"
 	done

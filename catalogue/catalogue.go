@@ -23,14 +23,16 @@ const (
 	Res    Level = "RES"
 )
 
-// Profile is a group of checks selected with --profile.
-type Profile string
+// CheckSet is a group of checks selected with --checks: the
+// specification's, the resilience profile's, or all. (The target profile,
+// package target, describes the server under test: another thing.)
+type CheckSet string
 
-// Profiles.
+// Check sets.
 const (
-	ProfileSpec       Profile = "spec"
-	ProfileResilience Profile = "resilience"
-	ProfileAll        Profile = "all"
+	CheckSetSpec       CheckSet = "spec"
+	CheckSetResilience CheckSet = "resilience"
+	CheckSetAll        CheckSet = "all"
 )
 
 // Side says which end of the connection a behaviour belongs to.
@@ -124,18 +126,18 @@ func (e Entry) Matches(focus *regexp.Regexp) bool {
 	return focus.MatchString(e.ID) || focus.MatchString(e.ID+": "+e.Summary)
 }
 
-// Profile returns the profile the entry belongs to.
-func (e Entry) Profile() Profile {
+// CheckSet returns the check set the entry belongs to.
+func (e Entry) CheckSet() CheckSet {
 	if e.Level == Res {
-		return ProfileResilience
+		return CheckSetResilience
 	}
-	return ProfileSpec
+	return CheckSetSpec
 }
 
-// Labels are the labels of the entry's check: side, section, profile
+// Labels are the labels of the entry's check: side, section, check set
 // and level, all lower case, so --label-filter can select on any of them.
 func (e Entry) Labels() []string {
-	return []string{string(e.Side), e.Section, string(e.Profile()), strings.ToLower(string(e.Level))}
+	return []string{string(e.Side), e.Section, string(e.CheckSet()), strings.ToLower(string(e.Level))}
 }
 
 // Required reports whether a failed check of this entry fails the run.

@@ -55,16 +55,16 @@ func TestRequired(t *testing.T) {
 	for _, tc := range []struct {
 		l           Level
 		lax, strict bool
-		wantProfile Profile
+		wantSet     CheckSet
 	}{
-		{Must, true, true, ProfileSpec},
-		{Should, false, true, ProfileSpec},
-		{May, false, false, ProfileSpec},
-		{Res, true, true, ProfileResilience},
+		{Must, true, true, CheckSetSpec},
+		{Should, false, true, CheckSetSpec},
+		{May, false, false, CheckSetSpec},
+		{Res, true, true, CheckSetResilience},
 	} {
 		e := Entry{Level: tc.l}
-		if e.Required(false) != tc.lax || e.Required(true) != tc.strict || e.Profile() != tc.wantProfile {
-			t.Errorf("%s: required %v/%v profile %s", tc.l, e.Required(false), e.Required(true), e.Profile())
+		if e.Required(false) != tc.lax || e.Required(true) != tc.strict || e.CheckSet() != tc.wantSet {
+			t.Errorf("%s: required %v/%v check set %s", tc.l, e.Required(false), e.Required(true), e.CheckSet())
 		}
 	}
 	if _, ok := Lookup("NOPE"); ok {

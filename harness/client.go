@@ -49,7 +49,7 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 		fmt.Fprintf(stdout, "note: %s has no sessions: only the checks that need none apply (the task checks and those of 2026-07-28 alone); the others are not applicable\n", version)
 	}
 	run := &report.Run{
-		Tool: "mcp-conform", Mode: "client", Target: o.Command, Profile: string(catalogue.ProfileResilience),
+		Tool: "mcp-conform", Mode: "client", Target: o.Command, CheckSet: string(catalogue.CheckSetResilience),
 		ProtocolVersion: version,
 	}
 	cl := &clientchecks.Client{Command: o.Command, StateRoot: root, ProtocolVersion: o.ProtocolVersion, Parallel: o.Parallel}
@@ -71,7 +71,7 @@ func (o *ClientOptions) selector() func(catalogue.Entry) bool {
 	if len(o.Scenarios) > 0 {
 		focus = func(e catalogue.Entry) bool { return slices.Contains(o.Scenarios, e.ID) }
 	}
-	return selector(catalogue.Client, catalogue.ProfileAll, nil, focus)
+	return selector(catalogue.Client, catalogue.CheckSetAll, nil, focus)
 }
 
 func (o *ClientOptions) validate() error {

@@ -24,7 +24,7 @@ const serverModeDoc = "../docs/server-mode.md"
 // catalogue's entries of that side, in catalogue order, each once.
 func TestEveryEntryHasOneCheck(t *testing.T) {
 	for side, checks := range map[catalogue.Side][]kit.Check{
-		catalogue.Server: serverchecks.Checks(&serverchecks.Target{Config: &target.Config{}}),
+		catalogue.Server: serverchecks.Checks(&serverchecks.Target{Config: &target.Profile{}}),
 		catalogue.Client: clientchecks.Checks(&clientchecks.Client{}),
 	} {
 		var got, want []string

@@ -253,7 +253,7 @@ func firstLine(s string) string {
 // an expected one means.
 func (en *engine) verdict(e catalogue.Entry, revision string, r kit.Result) report.Check {
 	c := report.Check{
-		ID: e.ID, Level: string(e.Level), Section: e.Section, Profile: string(e.Profile()),
+		ID: e.ID, Level: string(e.Level), Section: e.Section, CheckSet: string(e.CheckSet()),
 		Summary: e.Summary, SpecRef: e.SpecRef, Seconds: r.Took.Seconds(), Timeline: r.Timeline,
 		Retried: r.Retried, Revision: revision,
 	}
@@ -305,10 +305,10 @@ func (en *engine) expects(id, revision string) bool {
 
 // selector selects the checks of one side by profile, label expression
 // and focus.
-func selector(side catalogue.Side, profile catalogue.Profile, labels func([]string) bool, focus func(catalogue.Entry) bool) func(catalogue.Entry) bool {
+func selector(side catalogue.Side, profile catalogue.CheckSet, labels func([]string) bool, focus func(catalogue.Entry) bool) func(catalogue.Entry) bool {
 	return func(e catalogue.Entry) bool {
 		return e.Side == side &&
-			(profile == catalogue.ProfileAll || e.Profile() == profile) &&
+			(profile == catalogue.CheckSetAll || e.CheckSet() == profile) &&
 			(labels == nil || labels(e.Labels())) &&
 			(focus == nil || focus(e))
 	}

@@ -41,7 +41,7 @@ type probe struct {
 // of failed checks. It learns the negotiated version and whether the
 // target keeps sessions, and deletes the session it made. A redirect is
 // a setup error unless follow allows it (within the target's origin only).
-func preflight(ctx context.Context, url, version string, cfg *target.Config, follow bool) (*probe, error) {
+func preflight(ctx context.Context, url, version string, cfg *target.Profile, follow bool) (*probe, error) {
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
 	c := wire.New(url)
@@ -73,7 +73,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Config, fol
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		return nil, redirected(url, resp, follow)
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return nil, notMCP("the target refused the harness; declare its bearer tokens (principals) or headers in --target-config")
+		return nil, notMCP("the target refused the harness; declare its bearer tokens (principals) or headers in --target-profile")
 	default:
 		return nil, notMCP("check the URL and path")
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // withToken is a profile whose requests carry a bearer token.
-func withToken() *target.Config {
-	return &target.Config{Principals: []target.Principal{{Name: "a", Token: "secret-a"}, {Name: "b", Token: "secret-b"}}}
+func withToken() *target.Profile {
+	return &target.Profile{Principals: []target.Principal{{Name: "a", Token: "secret-a"}, {Name: "b", Token: "secret-b"}}}
 }
 
 // TestRedirectOffOriginIsASetupError: a target that redirects initialize to

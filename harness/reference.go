@@ -14,13 +14,13 @@ import (
 
 // ReferenceProfile is the built-in target profile of the embedded
 // reference server: what server.ShortTimings configures, declared.
-func ReferenceProfile() *target.Config {
+func ReferenceProfile() *target.Profile {
 	c := server.ShortTimings()
 	writeTimeout := c.WriteTimeout
 	if writeTimeout == 0 {
 		writeTimeout = server.DefaultWriteTimeout
 	}
-	return &target.Config{
+	return &target.Profile{
 		Tools: target.Tools{
 			Notifying: &target.NotifyingTool{
 				Tool:          target.Tool{Name: "long_operation", Arguments: map[string]any{"steps": 5, "interval_ms": 200}},

@@ -62,7 +62,7 @@ type revisionProbe struct {
 // revision answers, or when a revision the user listed by name is one the
 // target does not speak. With "all", a revision the target does not
 // speak is skipped with the reason.
-func (o *Options) probeRevisions(ctx context.Context, cfg *target.Config) ([]revisionProbe, error) {
+func (o *Options) probeRevisions(ctx context.Context, cfg *target.Profile) ([]revisionProbe, error) {
 	var out []revisionProbe
 	var firstErr error
 	for _, rev := range o.revisions {
@@ -109,7 +109,7 @@ func (o *Options) multi() bool { return len(o.revisions) > 1 }
 
 // revisionJobs binds the checks that exist at p's revision to tc (nil when
 // the target does not speak it: those checks skip, saying why).
-func (o *Options) revisionJobs(p revisionProbe, tc *serverchecks.Target, cfg *target.Config) []job {
+func (o *Options) revisionJobs(p revisionProbe, tc *serverchecks.Target, cfg *target.Profile) []job {
 	label := ""
 	if o.multi() {
 		label = p.revision

@@ -50,12 +50,12 @@ type Options struct {
 	Common
 	// URL of the target; empty runs against the embedded reference server.
 	URL string
-	// Profile selects spec, resilience or all checks.
-	Profile catalogue.Profile
+	// Checks selects the check set: spec, resilience or all.
+	Checks catalogue.CheckSet
 	// Strict makes failed SHOULD checks fail the run.
 	Strict bool
-	// TargetConfig is the path of the target profile file, if any.
-	TargetConfig string
+	// TargetProfile is the path of the target profile file, if any.
+	TargetProfile string
 	// ServerCmd starts (and restarts) the target; {port} is replaced by a free port.
 	ServerCmd string
 	// ServerStartTimeout bounds how long a --server-cmd target takes to answer.
@@ -188,7 +188,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if o.multi() {
 		at = ", protocols " + strings.Join(o.revisions, " and ")
 	}
-	fmt.Fprintf(stdout, "mcp-conform server: checking %s (profile %s%s, %d at a time)\n", o.URL, o.Profile, at, o.Parallel)
+	fmt.Fprintf(stdout, "mcp-conform server: checking %s (check set %s%s, %d at a time)\n", o.URL, o.Checks, at, o.Parallel)
 	var jobs []job
 	for _, p := range probes {
 		var tc *serverchecks.Target
@@ -200,7 +200,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	}
 
 	run := &report.Run{
-		Tool: "mcp-conform", Mode: "server", Target: o.URL, Profile: string(o.Profile),
+		Tool: "mcp-conform", Mode: "server", Target: o.URL, CheckSet: string(o.Checks),
 		ProtocolVersion: first.version, Strict: o.Strict,
 	}
 	if o.multi() {
@@ -240,7 +240,7 @@ func suggestVersion(versions []string) string {
 
 // suggest says how many checks each missing profile key would enable and
 // writes a suggested profile to edit.
-func (o *Options) suggest(ctx context.Context, run *report.Run, version string, cfg *target.Config, restartable bool, stdout io.Writer) {
+func (o *Options) suggest(ctx context.Context, run *report.Run, version string, cfg *target.Profile, restartable bool, stdout io.Writer) {
 	missing := missingKeys(run.Checks, cfg.Has, restartable, len(o.ReplicaURLs) > 0)
 	if missing.total() == 0 {
 		return
@@ -323,12 +323,12 @@ func (c *Common) validate(side catalogue.Side) error {
 }
 
 func (o *Options) validate() error {
-	switch o.Profile {
-	case catalogue.ProfileSpec, catalogue.ProfileResilience, catalogue.ProfileAll:
+	switch o.Checks {
+	case catalogue.CheckSetSpec, catalogue.CheckSetResilience, catalogue.CheckSetAll:
 	case "":
-		o.Profile = catalogue.ProfileAll
+		o.Checks = catalogue.CheckSetAll
 	default:
-		return setupErr("--profile must be spec, resilience or all, got %q", o.Profile)
+		return setupErr("--checks must be spec, resilience or all, got %q", o.Checks)
 	}
 	if o.ProtocolVersion == "" {
 		o.ProtocolVersion = wire.DefaultProtocolVersion
@@ -458,17 +458,17 @@ func (o *Options) selector() func(catalogue.Entry) bool {
 		re := regexp.MustCompile(o.Focus)
 		focus = func(e catalogue.Entry) bool { return e.Matches(re) }
 	}
-	return selector(catalogue.Server, o.Profile, labels, focus)
+	return selector(catalogue.Server, o.Checks, labels, focus)
 }
 
-func (o *Options) targetConfig() (*target.Config, error) {
+func (o *Options) targetConfig() (*target.Profile, error) {
 	switch {
-	case o.TargetConfig != "":
-		return target.Load(o.TargetConfig)
+	case o.TargetProfile != "":
+		return target.Load(o.TargetProfile)
 	case o.URL == "":
 		return ReferenceProfile(), nil
 	}
-	return &target.Config{}, nil
+	return &target.Profile{}, nil
 }
 
 func (c *Common) writeReports(run *report.Run) error {

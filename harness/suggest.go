@@ -52,7 +52,7 @@ func (t advertisedTool) args() []string {
 
 // listTools opens a session, lists the target's tools (every page) and
 // deletes the session.
-func listTools(ctx context.Context, url, version string, cfg *target.Config) ([]advertisedTool, error) {
+func listTools(ctx context.Context, url, version string, cfg *target.Profile) ([]advertisedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
 	c := wire.New(url)
@@ -228,7 +228,7 @@ func suggestedProfile(url string, tools []advertisedTool, missing enabling, now 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Target profile suggested by mcp-conform for %s on %s.\n", url, now.UTC().Format(time.DateOnly))
 	b.WriteString("# Every key is commented out: uncomment what is true of the server and fill it in,\n")
-	b.WriteString("# then run: mcp-conform server --url URL --target-config THIS_FILE\n")
+	b.WriteString("# then run: mcp-conform server --url URL --target-profile THIS_FILE\n")
 	if len(missing.alone) > 0 {
 		fmt.Fprintf(&b, "# In the last run, checks each key alone would enable: %s.\n", counted(missing.alone))
 	}
@@ -350,9 +350,9 @@ func orNone(s string) string {
 // target profile to edit (see 'mcp-conform profile'). cfg supplies the
 // headers and token to reach it; it may be empty. version may be a list of
 // revisions (--protocol-version all).
-func SuggestProfile(ctx context.Context, url, version string, cfg *target.Config) (string, error) {
+func SuggestProfile(ctx context.Context, url, version string, cfg *target.Profile) (string, error) {
 	if cfg == nil {
-		cfg = &target.Config{}
+		cfg = &target.Profile{}
 	}
 	if revs, err := parseRevisions(version); err == nil && len(revs) > 1 {
 		// Tools are listed after initialize: at a revision of the sessions' era.

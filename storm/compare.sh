@@ -67,7 +67,7 @@ storm_run() {
 		args=(--arguments '{"interval":100,"count":20}' --notifications 20 --interval 100ms) ;;
 	esac
 	echo "== $name"
-	"$bin" storm "${common[@]}" "${args[@]}" --server-cmd "$cmd" --target-config "$profile" \
+	"$bin" storm "${common[@]}" "${args[@]}" --server-cmd "$cmd" --target-profile "$profile" \
 		--json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1
 	local rc=$?
 	[ -f "$out/$name.json" ] && runs+=("$out/$name.json")

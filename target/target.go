@@ -21,8 +21,8 @@ import (
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
-// Config is a target profile file (YAML or JSON).
-type Config struct {
+// Profile is a target profile: the file (YAML or JSON) describing the server under test.
+type Profile struct {
 	Tools      Tools       `json:"tools"`
 	Timings    Timings     `json:"timings"`
 	Principals []Principal `json:"principals,omitempty"`
@@ -194,7 +194,7 @@ type Principal struct {
 // RequestHeader is what every request of the harness carries: the
 // profile's headers, the first principal's bearer token and the allowed
 // Origin.
-func (c *Config) RequestHeader() http.Header {
+func (c *Profile) RequestHeader() http.Header {
 	h := http.Header{}
 	for k, v := range c.Headers {
 		h.Set(k, v)
@@ -236,7 +236,7 @@ const minNotifications = 4
 
 // Load reads a profile file; YAML and JSON are both accepted and unknown
 // keys are errors, so a typo does not silently skip checks.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Profile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("target config: %w", err)
@@ -249,14 +249,14 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes and validates a profile.
-func Parse(data []byte) (*Config, error) {
+func Parse(data []byte) (*Profile, error) {
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
-	var c Config
+	var c Profile
 	if err := dec.Decode(&c); err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ func Parse(data []byte) (*Config, error) {
 }
 
 // Validate reports the first inconsistent key.
-func (c *Config) Validate() error {
+func (c *Profile) Validate() error {
 	var errs []error
 	if n := c.Tools.Notifying; n != nil {
 		if n.Name == "" {
@@ -362,7 +362,7 @@ func (c *Config) Validate() error {
 
 // Has reports whether the profile declares what key (a catalogue.Key*
 // constant) stands for.
-func (c *Config) Has(key catalogue.Key) bool {
+func (c *Profile) Has(key catalogue.Key) bool {
 	switch key {
 	case catalogue.KeyNotifying:
 		return c.Tools.Notifying != nil

@@ -227,7 +227,7 @@ func suiteAgainst(exe, profile, dir string, f fixtures.Fixture, extra ...string)
 	js := filepath.Join(dir, f.Name+".json")
 	args := append([]string{"server",
 		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, f.Name),
-		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--json", js, "--strict",
+		"--url", "http://127.0.0.1:{port}/mcp", "--target-profile", profile, "--json", js, "--strict",
 		"--parallel", strconv.Itoa(fixtureParallel)}, extra...)
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.WaitDelay = 10 * time.Second
@@ -446,7 +446,7 @@ func checkFixture(t *testing.T, name, profile string, want int, args ...string) 
 	js := filepath.Join(t.TempDir(), "r.json")
 	out, errOut, code := runSelf(t, suiteTimeout, append([]string{"server",
 		"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, name),
-		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--json", js}, args...)...)
+		"--url", "http://127.0.0.1:{port}/mcp", "--target-profile", profile, "--json", js}, args...)...)
 	if code != want {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
 	}

@@ -26,7 +26,7 @@ const (
 )
 
 const initUsage = `usage: mcp-conform init (--url URL | --server-cmd CMD [--url URL]) [--dir DIR] [--force]
-                        [--bearer-token TOKEN] [--profile SET] [--strict] [--protocol-version V] [--focus REGEX] [--action OWNER/REPO@REF]
+                        [--bearer-token TOKEN] [--checks SET] [--strict] [--protocol-version V] [--focus REGEX] [--action OWNER/REPO@REF]
 
 Writes what a server's repository needs to run mcp-conform in CI, into
 --dir: a target profile to edit, suggested from the server's tools/list
@@ -34,7 +34,7 @@ Writes what a server's repository needs to run mcp-conform in CI, into
 each with why, from a first run with that profile (` + initExpected + `);
 and a GitHub Actions workflow that runs the mcp-conform action with both
 (` + initWorkflow + `). Then
-  mcp-conform server --url URL --target-config ` + initProfile + ` --expected-failures ` + initExpected + `
+  mcp-conform server --url URL --target-profile ` + initProfile + ` --expected-failures ` + initExpected + `
 passes on the same server, and fails on a new failure (or on a listed
 check that passes: delete its line). An existing file is never
 overwritten without --force. With --server-cmd the harness starts the
@@ -55,7 +55,8 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&o.ServerStartTimeout, "server-start-timeout", 30*time.Second, "how long a --server-cmd server may take to answer")
 	dir := fs.String("dir", ".", "the server's repository, where the files go")
 	force := fs.Bool("force", false, "overwrite files that exist")
-	profile := fs.String("profile", string(catalogue.ProfileAll), "checks to run: spec, resilience or all")
+	checks := fs.String("checks", string(catalogue.CheckSetAll), "the check set to run: spec, resilience or all")
+	renameFlag(fs, "profile", "checks")
 	fs.BoolVar(&o.Strict, "strict", false, "failed SHOULD checks fail the run, so they go into the baseline too")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")
 	fs.StringVar(&o.Focus, "focus", "", "run only the checks whose name matches this regexp, here and in the workflow")
@@ -94,7 +95,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(exist) > 0 && !*force {
 		return usageError(fmt.Errorf("%s %s: nothing written (--force overwrites)", strings.Join(exist, ", "), plural(len(exist), "exists", "exist")))
 	}
-	o.Profile = catalogue.Profile(*profile)
+	o.Checks = catalogue.CheckSet(*checks)
 	o.Parallel = harness.DefaultParallel(catalogue.Server)
 	o.Timeout = harness.DefaultTimeout
 
@@ -108,7 +109,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintf(stdout, "mcp-conform init: a first run with %s, to find what the server fails today\n", paths[initProfile])
-	o.TargetConfig = paths[initProfile]
+	o.TargetProfile = paths[initProfile]
 	// The run rewrites the profile with what each missing key would enable.
 	o.SuggestProfile = paths[initProfile]
 	run, err := harness.Run(ctx, o, stdout, stderr)
@@ -142,7 +143,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if i := run.Counts[report.Inconclusive]; i > 0 {
 		fmt.Fprintf(stdout, "note: %d %s inconclusive in this run; they are not in the baseline\n", i, plural(i, "check was", "checks were"))
 	}
-	fmt.Fprintf(stdout, "\nNext: mcp-conform server %s--target-config %s --expected-failures %s\n",
+	fmt.Fprintf(stdout, "\nNext: mcp-conform server %s--target-profile %s --expected-failures %s\n",
 		targetFlags(o), shellQuote(paths[initProfile]), shellQuote(paths[initExpected]))
 	return nil
 }
@@ -159,7 +160,7 @@ func suggestFor(ctx context.Context, o harness.Options, token string) (string, e
 		defer p.Close()
 		url = p.URL()
 	}
-	cfg := &target.Config{}
+	cfg := &target.Profile{}
 	if token != "" {
 		cfg.Headers = map[string]string{"Authorization": "Bearer " + token}
 	}
@@ -231,7 +232,7 @@ func baseline(run *report.Run, o harness.Options, now time.Time) string {
 		server = "the server '" + o.ServerCmd + "' starts"
 	}
 	fmt.Fprintf(&b, "# The checks %s fails, found by mcp-conform init\n# on %s", server, now.UTC().Format(time.DateOnly))
-	fmt.Fprintf(&b, " (check set %s, protocol %s%s), each with the first line of why.\n", o.Profile, run.ProtocolVersion, map[bool]string{true: ", strict"}[o.Strict])
+	fmt.Fprintf(&b, " (check set %s, protocol %s%s), each with the first line of why.\n", o.Checks, run.ProtocolVersion, map[bool]string{true: ", strict"}[o.Strict])
 	b.WriteString("# A listed check may fail; one that passes fails the run: when you fix\n")
 	b.WriteString("# one, delete its line. A failure not listed here fails the run.\n\n")
 	n := 0
@@ -270,8 +271,8 @@ func targetFlags(o harness.Options) string {
 		s += "--server-cmd " + shellQuote(o.ServerCmd) + " "
 	}
 	s += "--url " + shellQuote(o.URL) + " "
-	if o.Profile != catalogue.ProfileAll {
-		s += "--profile " + string(o.Profile) + " "
+	if o.Checks != catalogue.CheckSetAll {
+		s += "--checks " + string(o.Checks) + " "
 	}
 	if o.Strict {
 		s += "--strict "

@@ -174,7 +174,7 @@ func checkWorkflow(t *testing.T, dir string) {
 				t.Errorf("the workflow gives the action %s, which action.yml does not declare", k)
 			}
 		}
-		for _, k := range []string{"target-config", "expected-failures"} {
+		for _, k := range []string{"target-profile", "expected-failures"} {
 			if _, err := os.Stat(filepath.Join(dir, s.With[k])); err != nil {
 				t.Errorf("the workflow's %s: %v", k, err)
 			}
@@ -198,7 +198,7 @@ func TestBaselineListsBlocked(t *testing.T) {
 		{ID: "ENVELOPE-404", Level: "RES", Verdict: report.Fail, Message: "Content-Type of the 404\nExpected ..."},
 		{ID: "GET-PRIMED", Level: "RES", Verdict: report.Inconclusive, Message: "could not observe"},
 	}}
-	got := baseline(run, harness.Options{URL: "http://x/mcp", Profile: "all"}, time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC))
+	got := baseline(run, harness.Options{URL: "http://x/mcp", Checks: "all"}, time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC))
 	var entries []string
 	for _, line := range strings.Split(got, "\n") {
 		if line != "" && !strings.HasPrefix(line, "#") {

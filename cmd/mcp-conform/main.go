@@ -29,6 +29,7 @@ var (
 	parseFlags = cli.ParseFlags
 	noArgs     = cli.NoArgs
 	flagSet    = cli.FlagSet
+	renameFlag = cli.Rename
 )
 
 type command struct {

@@ -60,7 +60,7 @@ func TestOneCheck(t *testing.T) {
 			}
 			js := filepath.Join(t.TempDir(), "r.json")
 			_, _, _ = runSelf(t, suiteTimeout, "server", "--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, f.Name),
-				"--url", "http://127.0.0.1:{port}/mcp", "--target-config", "../../fixtures/profile.yaml", "--json", js, "--strict", "--focus", focus)
+				"--url", "http://127.0.0.1:{port}/mcp", "--target-profile", "../../fixtures/profile.yaml", "--json", js, "--strict", "--focus", focus)
 			c := resultOf(readRun(t, js), e.ID)
 			switch {
 			case c.Verdict == report.Pass:

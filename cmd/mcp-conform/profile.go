@@ -45,7 +45,7 @@ flags:`)
 	if err := explicitDir(fs, "out", *out); err != nil {
 		return err
 	}
-	cfg := &target.Config{}
+	cfg := &target.Profile{}
 	if *token != "" {
 		cfg.Principals = []target.Principal{{Token: *token}}
 	}

@@ -76,7 +76,7 @@ func TestTaskRestartOnRedis(t *testing.T) {
 	out, errOut, code := runSelf(t, suiteTimeout, "server",
 		"--server-cmd", fmt.Sprintf("%q serve --addr 127.0.0.1:{port} --store %s --bearer-token alice=alice-token --bearer-token bob=bob-token "+
 			"--reaper-interval 200ms --idle-threshold 1s --grace-period 1s --event-max-age 3s --event-cleanup-interval 250ms --log-level warn", exe, rs.URL(0)),
-		"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile,
+		"--url", "http://127.0.0.1:{port}/mcp", "--target-profile", profile,
 		"--focus", "^TASK-RESTART:", "--json", js, "--suggest-profile", "")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

@@ -57,7 +57,7 @@ func TestServerCatchesReplicaFixtures(t *testing.T) {
 			out, errOut, code := runSelf(t, suiteTimeout, "server",
 				"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} --store %s %s", exe, rs.URL(0), f.Name),
 				"--url", "http://127.0.0.1:{port}/mcp", "--replica-url", b.URL(),
-				"--target-config", profile, "--focus", "^REPLICA-", "--json", js, "--strict", "--suggest-profile", "")
+				"--target-profile", profile, "--focus", "^REPLICA-", "--json", js, "--strict", "--suggest-profile", "")
 			want := exitOK
 			if len(f.Breaks) > 0 {
 				want = exitFail

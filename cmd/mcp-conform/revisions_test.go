@@ -125,7 +125,7 @@ func TestDualRunBaseline(t *testing.T) {
 		js := filepath.Join(dir, "r.json")
 		out, errOut, code := runSelf(t, suiteTimeout, "server",
 			"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} origin-unchecked-sessionless", exe),
-			"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile, "--json", js,
+			"--url", "http://127.0.0.1:{port}/mcp", "--target-profile", profile, "--json", js,
 			"--protocol-version", "all", "--focus", "^ORIGIN-403$", "--expected-failures", baseline, "--suggest-profile", "")
 		if code != tt.code {
 			t.Fatalf("baseline %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tt.entry, code, tt.code, out, errOut)

@@ -19,9 +19,11 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var o harness.Options
 	fs.StringVar(&o.URL, "url", "", "MCP endpoint to check; empty starts the embedded reference server")
-	profile := fs.String("profile", string(catalogue.ProfileAll), "checks to run: spec, resilience or all")
+	checks := fs.String("checks", string(catalogue.CheckSetAll), "the check set to run: spec (the specification's levels), resilience (RES) or all")
+	renameFlag(fs, "profile", "checks")
 	fs.BoolVar(&o.Strict, "strict", false, "failed SHOULD checks fail the run (default: warnings)")
-	fs.StringVar(&o.TargetConfig, "target-config", "", "target profile file (YAML or JSON) declaring tools, timings, principals and origins")
+	fs.StringVar(&o.TargetProfile, "target-profile", "", "target profile file (YAML or JSON) declaring the server's tools, timings, principals and origins")
+	renameFlag(fs, "target-config", "target-profile")
 	fs.StringVar(&o.ServerCmd, "server-cmd", "", "command that starts the target, with {port} for a free port (also in --url); enables restart checks")
 	fs.DurationVar(&o.ServerStartTimeout, "server-start-timeout", 30*time.Second, "how long a --server-cmd target may take to answer")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to this file")
@@ -30,7 +32,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.Markdown, "markdown", "", "write a Markdown report for a GitHub job summary or pull-request comment to this file")
 	fs.StringVar(&o.Badge, "badge", "", "write a shields.io endpoint badge (JSON: checks passed by level, coloured by whether every required check passed) to this file")
 	fs.StringVar(&o.DocsBase, "docs-url", "", "URL that the Markdown report's links to this project's documents start with, e.g. https://github.com/OWNER/mcp-conform/blob/REF/ (default: relative links)")
-	fs.StringVar(&o.LabelFilter, "label-filter", "", "label expression (Ginkgo syntax) over ID sections, profiles and levels, e.g. 'sessions || grace' or '!resilience'")
+	fs.StringVar(&o.LabelFilter, "label-filter", "", "label expression (Ginkgo syntax) over the checks' side, section, check set and level, e.g. 'sessions || grace' or '!resilience'")
 	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-' or '^GRACE-EXPIRES$' (matched against the ID and \"ID: summary\")")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol revision to check: one (offered in initialize; "+wire.SessionlessProtocolVersion+" has none), 'all' ("+wire.DefaultProtocolVersion+" and "+wire.SessionlessProtocolVersion+" in one run, each check named ID@revision) or a comma-separated list")
 	fs.StringVar(&o.SuggestProfile, "suggest-profile", defaultSuggestion, "when checks skip for want of a target-profile key, write a profile to edit here ('' for nowhere)")
@@ -68,7 +70,7 @@ flags:`)
 	if err := explicitDir(fs, "suggest-profile", o.SuggestProfile); err != nil {
 		return err
 	}
-	o.Profile = catalogue.Profile(*profile)
+	o.Checks = catalogue.CheckSet(*checks)
 	o.ReplicaURLs = replicas
 	ef, err := loadExpected(*expected)
 	if err != nil {

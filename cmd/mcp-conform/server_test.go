@@ -46,7 +46,8 @@ func TestServerSetupErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"server", "--profile", "fast"}, "--profile must be spec, resilience or all"},
+		{[]string{"server", "--checks", "fast"}, "--checks must be spec, resilience or all"},
+		{[]string{"server", "--profile", "fast"}, "--checks must be spec, resilience or all"},
 		{[]string{"server", "--parallel", "0"}, "--parallel must be 1 or more, got 0"},
 		{[]string{"server", "--url", "ftp://x/mcp"}, "--url must be an http:// or https:// URL"},
 		{[]string{"server", "--url", "http://127.0.0.1:{port}/mcp"}, "no --server-cmd"},
@@ -56,7 +57,7 @@ func TestServerSetupErrors(t *testing.T) {
 		{[]string{"server", "--focus", "("}, "--focus"},
 		{[]string{"server", "--protocol-version", "latest"}, "--protocol-version must look like"},
 		{[]string{"server", "--junit", "/no/such/dir/j.xml"}, "report directory /no/such/dir does not exist"},
-		{[]string{"server", "--target-config", badProfile}, "tools.stateful.name is empty"},
+		{[]string{"server", "--target-profile", badProfile}, "tools.stateful.name is empty"},
 		{[]string{"server", "--expected-failures", baseline}, "not server checks: NOT-AN-ID"},
 		{[]string{"server", "--expected-failures", "/no/such/file"}, "--expected-failures"},
 		{[]string{"server", "extra"}, "unexpected arguments"},

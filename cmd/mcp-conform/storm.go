@@ -27,7 +27,8 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	var o storm.Options
 	targetURL := fs.String("url", "", "MCP endpoint to storm; empty storms the embedded reference server")
-	targetConfig := fs.String("target-config", "", "target profile file (YAML or JSON) declaring tools.notifying and the principals")
+	targetConfig := fs.String("target-profile", "", "target profile file (YAML or JSON) declaring tools.notifying and the principals")
+	renameFlag(fs, "target-config", "target-profile")
 	serverCmd := fs.String("server-cmd", "", "command that starts the target, with {port} for a free port (also in --url); its RSS and CPU are reported")
 	startTimeout := fs.Duration("server-start-timeout", 30*time.Second, "how long a --server-cmd target may take to answer")
 	arguments := fs.String("arguments", "", "JSON object replacing the notifying tool's arguments, e.g. '{\"steps\":20,\"interval_ms\":100}'")
@@ -156,7 +157,7 @@ flags:`)
 
 // stormProfile is the target profile: the file given, or the embedded
 // reference's.
-func stormProfile(targetURL, path string) (*target.Config, error) {
+func stormProfile(targetURL, path string) (*target.Profile, error) {
 	if targetURL != "" {
 		u, err := url.Parse(strings.ReplaceAll(targetURL, "{port}", "1"))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -169,11 +170,11 @@ func stormProfile(targetURL, path string) (*target.Config, error) {
 	case targetURL == "":
 		return harness.ReferenceProfile(), nil
 	}
-	return nil, errors.New("--target-config is needed with --url: storm calls the profile's tools.notifying")
+	return nil, errors.New("--target-profile is needed with --url: storm calls the profile's tools.notifying")
 }
 
 // stormTool takes the notifying tool from the profile, with the overrides.
-func stormTool(o *storm.Options, cfg *target.Config, embedded bool, arguments string, notes int, interval time.Duration) error {
+func stormTool(o *storm.Options, cfg *target.Profile, embedded bool, arguments string, notes int, interval time.Duration) error {
 	t := cfg.Tools.Notifying
 	if t == nil {
 		return errors.New("the target profile declares no tools.notifying")

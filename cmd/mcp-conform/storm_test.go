@@ -62,7 +62,7 @@ principals: [{name: alice, token: alice-token}, {name: bob, token: bob-token}]
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code = stormRun(append(small, "--url", h.URL(), "--target-config", profile, "--json", js, "--html", page)...)
+	out, code = stormRun(append(small, "--url", h.URL(), "--target-profile", profile, "--json", js, "--html", page)...)
 	if code != exitFail || !strings.Contains(out, "notifications lost") {
 		t.Fatalf("dead-streams-forget: exit %d, want 1 with lost notifications:\n%s", code, out)
 	}
@@ -83,9 +83,9 @@ principals: [{name: alice, token: alice-token}, {name: bob, token: bob-token}]
 		{"--arguments", "[]", "--notifications", "5"},
 		{"--server-cmd", "true"},
 		{"--html", "/no/such/dir/storm.html"},
-		{"--url", "http://127.0.0.1:{port}/mcp", "--target-config", profile},
-		{"--url", "http://127.0.0.1:1/mcp", "--target-config", profile},                   // nothing listens
-		{"--url", "http://127.0.0.1:1/mcp", "--target-config", profile, "--cut", "proxy"}, // nor behind the proxy
+		{"--url", "http://127.0.0.1:{port}/mcp", "--target-profile", profile},
+		{"--url", "http://127.0.0.1:1/mcp", "--target-profile", profile},                   // nothing listens
+		{"--url", "http://127.0.0.1:1/mcp", "--target-profile", profile, "--cut", "proxy"}, // nor behind the proxy
 		{"extra"},
 	} {
 		if out, code := stormRun(bad...); code != exitUsage {

@@ -66,10 +66,10 @@ jobs:
 		with("server-command", o.ServerCmd)
 	}
 	with("url", o.URL)
-	with("target-config", initProfile)
+	with("target-profile", initProfile)
 	with("expected-failures", initExpected)
-	if o.Profile != catalogue.ProfileAll {
-		with("check-set", string(o.Profile))
+	if o.Checks != catalogue.CheckSetAll {
+		with("check-set", string(o.Checks))
 	}
 	if o.Strict {
 		with("strict", "true")

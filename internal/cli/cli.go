@@ -40,7 +40,22 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 		}
 		return Usage(err)
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if now, ok := strings.CutPrefix(f.Usage, renamedPrefix); ok {
+			fmt.Fprintf(fs.Output(), "note: --%s is now --%s; the old name still works, for now\n", f.Name, now)
+		}
+	})
 	return nil
+}
+
+// renamedPrefix begins the usage of a flag's earlier name (see Rename).
+const renamedPrefix = "deprecated: the same as --"
+
+// Rename gives the flag now (already defined in fs) its earlier name old
+// too: a command line using it still works, with a note on what to write
+// instead.
+func Rename(fs *flag.FlagSet, old, now string) {
+	fs.Var(fs.Lookup(now).Value, old, renamedPrefix+now)
 }
 
 // NoArgs is the usage error of a command that takes no positional arguments.

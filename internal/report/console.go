@@ -37,7 +37,7 @@ func ProgressLine(n, total int, c Check) string {
 // checks they blocked, then the counts. With
 // exchanges, failed checks' exchange logs follow their reasons.
 func WriteSummary(w io.Writer, r *Run, exchanges bool) {
-	fmt.Fprintf(w, "\nmcp-conform %s: %s (profile %s, protocol %s%s)\n\n", r.Mode, r.Target, r.Profile, r.ProtocolVersion, map[bool]string{true: ", strict"}[r.Strict])
+	fmt.Fprintf(w, "\nmcp-conform %s: %s (check set %s, protocol %s%s)\n\n", r.Mode, r.Target, r.CheckSet, r.ProtocolVersion, map[bool]string{true: ", strict"}[r.Strict])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLEVEL\tRESULT\tTIME")
 	for _, c := range r.Checks {
@@ -78,7 +78,7 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 }
 
 // notSelected is the message of a check the filters left out.
-const notSelected = "not selected by --profile, --label-filter or --focus"
+const notSelected = "not selected by --checks, --label-filter or --focus"
 
 // NotSelected is the skip message of a check that was filtered out.
 func NotSelected() string { return notSelected }

@@ -66,7 +66,7 @@ func WriteJUnit(w io.Writer, r *Run) error {
 		Time:      seconds(r.Seconds),
 		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"),
 		Properties: []junitProperty{
-			{"target", r.Target}, {"profile", r.Profile},
+			{"target", r.Target}, {"check_set", r.CheckSet},
 			{"protocol_version", r.ProtocolVersion}, {"strict", fmt.Sprint(r.Strict)},
 		},
 	}

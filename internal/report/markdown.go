@@ -72,7 +72,7 @@ func WriteMarkdown(w io.Writer, r *Run, docsBase string) error {
 		m.collapsed(strings.Join(title, " and "), append(passes, skips...), nil)
 	}
 	if unselected > 0 {
-		m.line(fmt.Sprintf("\n%d checks not selected (--profile, --label-filter, --focus or --scenario).\n", unselected))
+		m.line(fmt.Sprintf("\n%d checks not selected (--checks, --label-filter, --focus or --scenario).\n", unselected))
 	}
 	if m.dropped > 0 {
 		fmt.Fprintf(&m.b, "\n%d checks are not listed here, to keep this summary under %d KiB: the JSON and HTML reports list every check.\n", m.dropped, MarkdownLimit>>10)
@@ -140,7 +140,7 @@ func (m *mdWriter) header(r *Run) {
 	if r.Strict {
 		strict = ", strict"
 	}
-	fmt.Fprintf(&m.b, "Target %s, profile %s, protocol %s%s.\n", codeSpan(truncate(r.Target, maxMessage)), escapeMD(r.Profile), escapeMD(r.ProtocolVersion), strict)
+	fmt.Fprintf(&m.b, "Target %s, check set %s, protocol %s%s.\n", codeSpan(truncate(r.Target, maxMessage)), escapeMD(r.CheckSet), escapeMD(r.ProtocolVersion), strict)
 }
 
 func orNothing(s string) string {

@@ -26,7 +26,7 @@ func TestMarkdown(t *testing.T) {
 		"### ❌ mcp-conform server: FAILED",
 		// One line of totals, with the distinct defects.
 		"**8 checks run: 1 pass, 1 fail, 1 warn, 1 blocked, 1 inconclusive, 1 skip, 1 expected-failure, 1 stale; 3 distinct defects** (1.5 s)",
-		"Target `http://x/mcp`, profile all, protocol 2025-11-25.",
+		"Target `http://x/mcp`, check set all, protocol 2025-11-25.",
 		"#### Failures (2)",
 		// The level, the first line of the message, the reference.
 		"- ❌ **B-FAIL** (MUST): want 404 · [spec](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management)",

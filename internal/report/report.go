@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the version of the JSON document; it changes only when
 // a field is removed or changes meaning.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Verdict is a check's outcome after its level is taken into account.
 type Verdict string
@@ -59,9 +59,12 @@ func (v Verdict) FailsRun() bool { return v == Fail || v == Stale }
 
 // Check is the result of one check.
 type Check struct {
-	ID       string  `json:"id"`
-	Level    string  `json:"level"`
-	Section  string  `json:"section"`
+	ID       string `json:"id"`
+	Level    string `json:"level"`
+	Section  string `json:"section"`
+	CheckSet string `json:"check_set"`
+	// Profile is CheckSet under its schema-1 name, kept for readers of
+	// that schema (fields are never changed, only added).
 	Profile  string  `json:"profile"`
 	Summary  string  `json:"summary"`
 	SpecRef  string  `json:"spec_ref"`
@@ -91,7 +94,8 @@ type Run struct {
 	Tool            string          `json:"tool"`
 	Mode            string          `json:"mode"`
 	Target          string          `json:"target"`
-	Profile         string          `json:"profile"`
+	CheckSet        string          `json:"check_set"`
+	Profile         string          `json:"profile"` // CheckSet's schema-1 name, as Check.Profile
 	ProtocolVersion string          `json:"protocol_version"`
 	Strict          bool            `json:"strict"`
 	Started         time.Time       `json:"started"`
@@ -122,6 +126,10 @@ func (c Check) Name() string {
 // Finish computes Counts and Passed from the checks.
 func (r *Run) Finish() {
 	r.SchemaVersion = SchemaVersion
+	r.Profile = r.CheckSet
+	for i := range r.Checks {
+		r.Checks[i].Profile = r.Checks[i].CheckSet
+	}
 	r.Counts = map[Verdict]int{}
 	for _, v := range Verdicts {
 		r.Counts[v] = 0

@@ -10,7 +10,7 @@ import (
 )
 
 func sample() *Run {
-	r := &Run{Tool: "mcp-conform", Mode: "server", Target: "http://x/mcp", Profile: "all", ProtocolVersion: "2025-11-25",
+	r := &Run{Tool: "mcp-conform", Mode: "server", Target: "http://x/mcp", CheckSet: "all", ProtocolVersion: "2025-11-25",
 		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Seconds: 1.5,
 		Checks: []Check{
 			{ID: "A-PASS", Level: "MUST", Section: "s", Verdict: Pass, Seconds: 0.1},
@@ -112,7 +112,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if len(back.Checks) != 9 || back.Checks[1].Exchange == "" || back.Counts[Pass] != 1 || back.Defects != 3 || back.Checks[8].BlockedBy[0] != "B-FAIL" {
 		t.Errorf("%+v", back)
 	}
-	for _, key := range []string{`"schema_version": 1`, `"verdict": "fail"`, `"duration_seconds"`, `"counts"`} {
+	for _, key := range []string{`"schema_version": 2`, `"check_set": "all"`, `"profile": "all"`, `"verdict": "fail"`, `"duration_seconds"`, `"counts"`} {
 		if !strings.Contains(b.String(), key) {
 			t.Errorf("JSON lacks %s", key)
 		}

@@ -12,7 +12,7 @@ import (
 // one and failing at the other, and TASK-X failed, blocked by its root at
 // the same revision.
 func dual() *Run {
-	r := &Run{Tool: "mcp-conform", Mode: "server", Target: "http://x/mcp", Profile: "all",
+	r := &Run{Tool: "mcp-conform", Mode: "server", Target: "http://x/mcp", CheckSet: "all",
 		ProtocolVersion: "2025-11-25, 2026-07-28", Revisions: []string{"2025-11-25", "2026-07-28"},
 		Checks: []Check{
 			{ID: "ORIGIN-403", Revision: "2025-11-25", Level: "MUST", Section: "sessions", Verdict: Pass},

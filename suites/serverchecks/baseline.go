@@ -89,7 +89,7 @@ func ObserveBaseline(ctx context.Context, tc *Target) *Baseline {
 }
 
 // observeWait bounds the undisturbed call's wait for its response.
-func observeWait(c *target.Config) time.Duration { return 2*toolRun(c) + observeSlack }
+func observeWait(c *target.Profile) time.Duration { return 2*toolRun(c) + observeSlack }
 
 // observe calls the notifying tool once, holding the standalone GET
 // stream where the target offers one, waits for the response (at most
@@ -229,7 +229,7 @@ func (b *Baseline) String() string {
 // response: twice what the undisturbed call took, plus two quiet
 // windows and busySlack; 0 (the check's deadline) when no call was
 // observed.
-func (b *Baseline) bound(c *target.Config) time.Duration {
+func (b *Baseline) bound(c *target.Profile) time.Duration {
 	if b == nil || b.Unobserved != "" {
 		return 0
 	}

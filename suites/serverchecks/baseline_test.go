@@ -52,7 +52,7 @@ func TestObserveBaseline(t *testing.T) {
 // TestShortfall: what a baseline says about itself, and the bound it
 // puts on the checks' waits.
 func TestShortfall(t *testing.T) {
-	cfg := &target.Config{Tools: target.Tools{Notifying: &target.NotifyingTool{Notifications: 5, Interval: target.Duration(200 * time.Millisecond)}}}
+	cfg := &target.Profile{Tools: target.Tools{Notifying: &target.NotifyingTool{Notifications: 5, Interval: target.Duration(200 * time.Millisecond)}}}
 	base := Baseline{Tool: "t", Declared: 5, Delivered: 5, Answered: true, Took: time.Second}
 	for _, tc := range []struct {
 		name   string
@@ -90,7 +90,7 @@ func TestShortfall(t *testing.T) {
 // call the fault ended with an error, still fails; and without that
 // shortfall 4 of 5 fails as before.
 func TestCountJudgedAgainstBaseline(t *testing.T) {
-	cfg := &target.Config{Tools: target.Tools{Notifying: &target.NotifyingTool{
+	cfg := &target.Profile{Tools: target.Tools{Notifying: &target.NotifyingTool{
 		Tool: target.Tool{Name: "long_operation"}, Method: "notifications/progress", Notifications: 5}}}
 	short := &Baseline{Tool: "long_operation", Declared: 5, Delivered: 4, OnPOST: 4, Progress: "1 2 3 4", Answered: true, Took: time.Second}
 	const says = "an undisturbed call of long_operation delivered 4 of the 5 declared notifications"

@@ -17,7 +17,7 @@ import (
 // in any order across them; a duplicate across streams, disorder within
 // one, or a loss fails, saying which notification came on which stream.
 func TestExpectDelivered(t *testing.T) {
-	cfg := &target.Config{Tools: target.Tools{Notifying: &target.NotifyingTool{
+	cfg := &target.Profile{Tools: target.Tools{Notifying: &target.NotifyingTool{
 		Method: "notifications/progress", Notifications: 3}}}
 	for _, tc := range []struct {
 		name      string
@@ -55,7 +55,7 @@ func TestExpectDelivered(t *testing.T) {
 // notifications came says how the call ended, on which stream, after how
 // many; a result, or an error after every notification, says nothing.
 func TestEndedEarly(t *testing.T) {
-	cfg := &target.Config{Tools: target.Tools{Notifying: &target.NotifyingTool{
+	cfg := &target.Profile{Tools: target.Tools{Notifying: &target.NotifyingTool{
 		Method: "notifications/progress", Notifications: 3}}}
 	const canceled = `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"context canceled"}}`
 	for _, tc := range []struct {

@@ -24,7 +24,7 @@ type env struct {
 	*kit.T
 	// C is the client every request of the check goes through.
 	C      *wire.Client
-	Config *target.Config
+	Config *target.Profile
 	target *Target
 	proxy  *toxics.Proxy
 	tr     *http.Transport
@@ -40,7 +40,7 @@ type def struct {
 	id string
 	// need is how long the check takes against a target that behaves
 	// (see kit.Check.Need); nil for a few round trips.
-	need func(*target.Config) time.Duration
+	need func(*target.Profile) time.Duration
 	body func(ctx context.Context, e *env)
 	// reset arms the check's proxy for F-RESET (every close becomes a TCP
 	// reset, so only checks that reset use it).

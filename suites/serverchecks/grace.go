@@ -16,7 +16,7 @@ const graceSlack = 500 * time.Millisecond
 
 // expiry is the longest a silent session may live: idle threshold, grace
 // period, one reaper interval, and slack.
-func expiry(c *target.Config) time.Duration {
+func expiry(c *target.Profile) time.Duration {
 	t := c.Timings
 	return t.IdleThreshold.D() + t.GracePeriod.D() + t.ReaperInterval.D() + graceSlack
 }
@@ -26,7 +26,7 @@ func expiry(c *target.Config) time.Duration {
 const idleAttempts = 3
 
 // graceNeed is what a grace check needs: a silent session's longest life.
-func graceNeed(c *target.Config) time.Duration { return expiry(c) + graceSlack }
+func graceNeed(c *target.Profile) time.Duration { return expiry(c) + graceSlack }
 
 // graceChecks are the grace checks.
 func graceChecks() []def {

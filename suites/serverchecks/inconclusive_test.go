@@ -52,8 +52,8 @@ func slowHandshake(answerIn, idle time.Duration) http.Handler {
 // threshold allows still fails, naming the expiry.
 func TestHandshakeStretchedIsInconclusive(t *testing.T) {
 	idle := 200 * time.Millisecond
-	cfg := func() *target.Config {
-		c := &target.Config{}
+	cfg := func() *target.Profile {
+		c := &target.Profile{}
 		c.Timings.IdleThreshold = target.Duration(idle)
 		c.Timings.GracePeriod = 0
 		return c

@@ -14,7 +14,7 @@ import (
 )
 
 // stepRun is how long one call of the stepping tool runs.
-func stepRun(c *target.Config) time.Duration {
+func stepRun(c *target.Profile) time.Duration {
 	s := c.Tools.Stepping
 	if s == nil {
 		return 0
@@ -24,7 +24,7 @@ func stepRun(c *target.Config) time.Duration {
 
 // stepNeed: the whole run of the stepping tool, as a server that does not
 // cancel runs it, and slack.
-func stepNeed(c *target.Config) time.Duration { return stepRun(c) + 2*time.Second }
+func stepNeed(c *target.Profile) time.Duration { return stepRun(c) + 2*time.Second }
 
 // stillSteps is how many step intervals a count must hold still to count
 // as stopped.
@@ -90,7 +90,7 @@ func (e *env) closeSilent(ctx context.Context) {
 }
 
 // keepAliveNeed: a quiet listen stream held twice the declared interval.
-func keepAliveNeed(c *target.Config) time.Duration { return 2*c.Timings.KeepAlive.D() + time.Second }
+func keepAliveNeed(c *target.Profile) time.Duration { return 2*c.Timings.KeepAlive.D() + time.Second }
 
 // keepAlives holds a quiet listen stream and waits for a comment line.
 func (e *env) keepAlives(ctx context.Context) {

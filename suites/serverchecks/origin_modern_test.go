@@ -36,7 +36,7 @@ func TestOriginSessionless(t *testing.T) {
 				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"]}}`))
 			}))
 			defer srv.Close()
-			tc := &Target{URL: srv.URL, Config: &target.Config{}, ProtocolVersion: wire.SessionlessProtocolVersion,
+			tc := &Target{URL: srv.URL, Config: &target.Profile{}, ProtocolVersion: wire.SessionlessProtocolVersion,
 				Sessionless: "the target speaks protocol 2026-07-28"}
 			r := kit.Execute(context.Background(), checkOf(t, tc, "ORIGIN-403"), 5*time.Second)
 			if r.State != tt.want {

@@ -69,7 +69,7 @@ func TestOriginDefault(t *testing.T) {
 			s := &originServer{guard: tt.guard, allowed: tt.origins.Allowed}
 			srv := httptest.NewServer(s)
 			defer srv.Close()
-			tc := &Target{URL: srv.URL, Config: &target.Config{Origins: tt.origins}, ProtocolVersion: "2025-11-25"}
+			tc := &Target{URL: srv.URL, Config: &target.Profile{Origins: tt.origins}, ProtocolVersion: "2025-11-25"}
 			r := kit.Execute(context.Background(), checkOf(t, tc, "ORIGIN-403"), 5*time.Second)
 			if r.State != tt.want {
 				t.Fatalf("state %v, want %v: %s", r.State, tt.want, r.Message)

@@ -74,7 +74,7 @@ func TestUnrelatedNotes(t *testing.T) {
 // on its POST stream is skipped saying where they came instead, when
 // another stream the check holds carried them, or that none did.
 func TestAwaitPostNotesSaysWhere(t *testing.T) {
-	cfg := &target.Config{Tools: target.Tools{Notifying: &target.NotifyingTool{
+	cfg := &target.Profile{Tools: target.Tools{Notifying: &target.NotifyingTool{
 		Method: "notifications/progress", Notifications: 5}}}
 	for _, tc := range []struct {
 		name, want string

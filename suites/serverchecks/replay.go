@@ -89,7 +89,7 @@ func replayChecks() []def {
 			}
 		}},
 
-		{id: "REPLAY-EVICTION", need: func(c *target.Config) time.Duration {
+		{id: "REPLAY-EVICTION", need: func(c *target.Profile) time.Duration {
 			return notifyNeed(c) + evictAfter(c)
 		}, body: func(ctx context.Context, e *env) {
 			sid := e.connect(ctx, e.C)
@@ -115,7 +115,7 @@ func replayChecks() []def {
 }
 
 // evictAfter is how long an event certainly takes to be evicted.
-func evictAfter(c *target.Config) time.Duration {
+func evictAfter(c *target.Profile) time.Duration {
 	t := c.Timings
 	return t.EventMaxAge.D() + t.EventCleanupInterval.D() + graceSlack
 }

@@ -61,12 +61,12 @@ func replicaName(i int) string { return string(rune('A' + i)) }
 
 // replicaNeed is what REPLICA-EXPIRE-ONCE needs: an active spell as long as
 // a silent session's life, then that life again.
-func replicaNeed(c *target.Config) time.Duration { return 2*expiry(c) + graceSlack }
+func replicaNeed(c *target.Profile) time.Duration { return 2*expiry(c) + graceSlack }
 
 // lossNeed is what REPLICA-LOSS needs: the call's run, then the time a
 // replica may take to notice that another died (five reaper intervals, at
 // least 2 s, as the reference's call leases).
-func lossNeed(c *target.Config) time.Duration {
+func lossNeed(c *target.Profile) time.Duration {
 	return notifyNeed(c) + max(5*c.Timings.ReaperInterval.D(), 2*time.Second)
 }
 
@@ -144,7 +144,7 @@ func replicaChecks() []def {
 			e.expectDelivered(k, streams...)
 		}},
 
-		{id: "REPLICA-RESUME", need: func(c *target.Config) time.Duration { return notifyNeed(c) }, body: func(ctx context.Context, e *env) {
+		{id: "REPLICA-RESUME", need: func(c *target.Profile) time.Duration { return notifyNeed(c) }, body: func(ctx context.Context, e *env) {
 			cs := e.replicas()
 			sid := e.connect(ctx, cs[0])
 			e.expectServes(ctx, cs, sid)

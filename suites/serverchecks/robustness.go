@@ -40,7 +40,7 @@ const defaultWriteTimeout = 10 * time.Second
 // closeBound bounds a request that ends a stalled stream (a replacing GET,
 // DELETE): the target may wait for its write deadline to abort the write
 // in progress first.
-func closeBound(c *target.Config) time.Duration {
+func closeBound(c *target.Profile) time.Duration {
 	wt := c.Timings.WriteTimeout.D()
 	if wt <= 0 {
 		wt = defaultWriteTimeout
@@ -50,7 +50,7 @@ func closeBound(c *target.Config) time.Duration {
 
 // slowReaderNeed is what SLOW-READER needs at most against a target that
 // behaves: a prompt request and two that end stalled streams.
-func slowReaderNeed(c *target.Config) time.Duration { return promptBound + 2*closeBound(c) }
+func slowReaderNeed(c *target.Profile) time.Duration { return promptBound + 2*closeBound(c) }
 
 // robustnessChecks are the robustness checks.
 func robustnessChecks() []def {

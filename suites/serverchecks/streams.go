@@ -140,7 +140,7 @@ func streamChecks() []def {
 			}
 		}},
 
-		{id: "EVT-REPLAY-POST", need: func(c *target.Config) time.Duration { return 2 * notifyNeed(c) }, body: func(ctx context.Context, e *env) {
+		{id: "EVT-REPLAY-POST", need: func(c *target.Profile) time.Duration { return 2 * notifyNeed(c) }, body: func(ctx context.Context, e *env) {
 			// A client that holds no standalone GET stream and resumes the
 			// stream that broke, as the specification describes: once at
 			// once, before the server may have noticed the cut, and once a

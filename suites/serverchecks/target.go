@@ -13,7 +13,7 @@ type Target struct {
 	// URL is the target's MCP endpoint.
 	URL string
 	// Config is the target profile (never nil).
-	Config *target.Config
+	Config *target.Profile
 	// ProtocolVersion is offered in initialize and sent on every request.
 	ProtocolVersion string
 	// Faults is the embedded fault proxy server; nil with --no-proxy.

@@ -29,7 +29,7 @@ const minPoll = 50 * time.Millisecond
 const taskSlack = 2 * time.Second
 
 // taskRun is how long the declared task tool runs.
-func taskRun(c *target.Config) time.Duration {
+func taskRun(c *target.Profile) time.Duration {
 	if c.Tools.Task == nil {
 		return 0
 	}
@@ -38,7 +38,7 @@ func taskRun(c *target.Config) time.Duration {
 
 // taskNeed is what a task check needs: the task's run, waited on twice
 // (a first task and a second one, or a result and a pause), and slack.
-func taskNeed(c *target.Config) time.Duration { return 2*taskRun(c) + taskSlack }
+func taskNeed(c *target.Profile) time.Duration { return 2*taskRun(c) + taskSlack }
 
 // taskState is a task as tasks/get, tasks/cancel and CreateTaskResult
 // carry it: in 2025-11-25, or flat with the outcome inline in the

@@ -22,11 +22,11 @@ const pollShare = 4
 
 // ttlAsked is the ttl TASK-TTL-KEPT asks for: the task's run, and room to
 // ask for its result once it has completed.
-func ttlAsked(c *target.Config) time.Duration { return taskRun(c) + 2*taskSlack }
+func ttlAsked(c *target.Profile) time.Duration { return taskRun(c) + 2*taskSlack }
 
 // ttlNeed is what TASK-TTL-KEPT needs: the ttl it asks for, then the
 // result asked for as taskResult bounds it.
-func ttlNeed(c *target.Config) time.Duration { return ttlAsked(c) + taskRun(c) + taskSlack }
+func ttlNeed(c *target.Profile) time.Duration { return ttlAsked(c) + taskRun(c) + taskSlack }
 
 // ttlKept is TASK-TTL-KEPT: a completed task and its result are still
 // there shortly before the ttl elapses. A receiver may grant a longer ttl

@@ -11,7 +11,7 @@ import (
 const minQuiet = 300 * time.Millisecond
 
 // toolRun is how long the notifying tool runs.
-func toolRun(c *target.Config) time.Duration {
+func toolRun(c *target.Profile) time.Duration {
 	n := c.Tools.Notifying
 	if n == nil {
 		return 0
@@ -20,7 +20,7 @@ func toolRun(c *target.Config) time.Duration {
 }
 
 // quiet is the window for negative assertions: two notification intervals.
-func quiet(c *target.Config) time.Duration {
+func quiet(c *target.Profile) time.Duration {
 	if n := c.Tools.Notifying; n != nil && 2*n.Interval.D() > minQuiet {
 		return 2 * n.Interval.D()
 	}
@@ -29,4 +29,4 @@ func quiet(c *target.Config) time.Duration {
 
 // notifyNeed is what a check that runs the notifying tool needs: the
 // tool's run and two quiet windows (a refresh, a negative assertion).
-func notifyNeed(c *target.Config) time.Duration { return toolRun(c) + 2*quiet(c) }
+func notifyNeed(c *target.Profile) time.Duration { return toolRun(c) + 2*quiet(c) }

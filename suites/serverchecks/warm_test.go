@@ -70,7 +70,7 @@ func TestSessionLostIsNamed(t *testing.T) {
 	var lists atomic.Int64
 	srv := httptest.NewServer(forgetful(&lists))
 	defer srv.Close()
-	tc := &Target{URL: srv.URL, Config: &target.Config{}, ProtocolVersion: "2025-11-25"}
+	tc := &Target{URL: srv.URL, Config: &target.Profile{}, ProtocolVersion: "2025-11-25"}
 
 	r := kit.Execute(context.Background(), checkOf(t, tc, "RECREATE-WORKS-AFTER"), 5*time.Second)
 	if r.State != kit.Failed || !strings.HasPrefix(r.Message, "the session expired during the check: tools/list on it got 404") ||
@@ -78,7 +78,7 @@ func TestSessionLostIsNamed(t *testing.T) {
 		t.Fatalf("state %v, message:\n%s", r.State, r.Message)
 	}
 
-	tc.Config = &target.Config{Timings: target.Timings{IdleThreshold: target.Duration(time.Second), GracePeriod: target.Duration(time.Second), ReaperInterval: target.Duration(time.Second)}}
+	tc.Config = &target.Profile{Timings: target.Timings{IdleThreshold: target.Duration(time.Second), GracePeriod: target.Duration(time.Second), ReaperInterval: target.Duration(time.Second)}}
 	grace := checkOf(t, tc, "GRACE-LIVE-STREAM")
 	if !catalogue.MustLookup("GRACE-LIVE-STREAM").Idle {
 		t.Fatal("GRACE-LIVE-STREAM is not marked Idle")
@@ -95,7 +95,7 @@ func TestSessionLost400(t *testing.T) {
 	var lists atomic.Int64
 	srv := httptest.NewServer(forgets(&lists, http.StatusBadRequest, "Bad Request: No valid session ID provided"))
 	defer srv.Close()
-	tc := &Target{URL: srv.URL, Config: &target.Config{}, ProtocolVersion: "2025-11-25"}
+	tc := &Target{URL: srv.URL, Config: &target.Profile{}, ProtocolVersion: "2025-11-25"}
 	r := kit.Execute(context.Background(), checkOf(t, tc, "RECREATE-WORKS-AFTER"), 5*time.Second)
 	if r.State != kit.Failed || !strings.HasPrefix(r.Message, SessionLost+": tools/list on it got 400") {
 		t.Fatalf("state %v, message:\n%s", r.State, r.Message)
@@ -116,7 +116,7 @@ func TestSessionLostNotSkipped(t *testing.T) {
 	var lists atomic.Int64
 	srv := httptest.NewServer(forgetful(&lists))
 	defer srv.Close()
-	tc := &Target{URL: srv.URL, ProtocolVersion: "2025-11-25", Config: &target.Config{}}
+	tc := &Target{URL: srv.URL, ProtocolVersion: "2025-11-25", Config: &target.Profile{}}
 	skips := kit.Check{Entry: catalogue.MustLookup("RESUME-NO-INIT"), Run: func(k *kit.T) {
 		e := tc.setup(k, def{})
 		e.connect(k.Context(), e.C)
@@ -135,7 +135,7 @@ func TestKeptWarm(t *testing.T) {
 	var lists atomic.Int64
 	srv := httptest.NewServer(forgetful(&lists))
 	defer srv.Close()
-	tc := &Target{URL: srv.URL, ProtocolVersion: "2025-11-25", Config: &target.Config{Timings: target.Timings{
+	tc := &Target{URL: srv.URL, ProtocolVersion: "2025-11-25", Config: &target.Profile{Timings: target.Timings{
 		IdleThreshold: target.Duration(150 * time.Millisecond), GracePeriod: target.Duration(time.Second), ReaperInterval: target.Duration(time.Second)}}}
 	c := kit.Check{Entry: catalogue.MustLookup("RESUME-NO-INIT"), Run: func(k *kit.T) {
 		e := tc.setup(k, def{})
@@ -168,7 +168,7 @@ func TestSessionLostInHandshake(t *testing.T) {
 			}
 			initialize.ServeHTTP(w, r)
 		}))
-		tgt := &Target{URL: srv.URL, Config: &target.Config{}, ProtocolVersion: "2025-11-25"}
+		tgt := &Target{URL: srv.URL, Config: &target.Profile{}, ProtocolVersion: "2025-11-25"}
 		r := kit.Execute(context.Background(), checkOf(t, tgt, "RECREATE-WORKS-AFTER"), 5*time.Second)
 		srv.Close()
 		named := strings.HasPrefix(r.Message, SessionLost+": its notifications/initialized got "+strconv.Itoa(tc.status))
