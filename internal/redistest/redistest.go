@@ -76,7 +76,25 @@ func StartWith(t testing.TB, o Options) *Server {
 func Run(bin, dir string) (*Server, error) { return RunWith(bin, dir, Options{}) }
 
 // RunWith is Run with options.
+//
+// The free port is found by listening on port 0 and closing the listener,
+// so another process may take it before redis-server binds it: on "Address
+// already in use" another port is tried, a few times.
 func RunWith(bin, dir string, o Options) (*Server, error) {
+	var err error
+	for range portAttempts {
+		var s *Server
+		if s, err = runOnce(bin, dir, o); err == nil || !strings.Contains(err.Error(), "Address already in use") {
+			return s, err
+		}
+	}
+	return nil, err
+}
+
+// portAttempts bounds RunWith's tries of a free port.
+const portAttempts = 5
+
+func runOnce(bin, dir string, o Options) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
