@@ -12,16 +12,11 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
-
-// maxLegacyTries bounds the requests of the old revision a client sends
-// after the server refused one for its revision: a few tries, not a loop.
-const maxLegacyTries = 4
 
 // upgradeHop is one request the client sent through the recording proxy.
 type upgradeHop struct {
@@ -145,9 +140,10 @@ func startReference(t *testing.T, bin, addr, revisions string) *exec.Cmd {
 // reference server on one port, killed and started again with another
 // --revisions, the client keeping its state directory: at a 2025-11-25
 // server it falls back to a session; restarted as 2026-07-28 only, its
-// call on that session is refused with -32022 and it asks server/discover
-// and calls again without a session; rolled back to 2025-11-25 only, its
-// call of 2026-07-28 is refused with a 400 holding no error of
+// first request on that session is refused with -32022, and that one
+// request is all the old session gets: with no initialize, GET or ping
+// it asks server/discover and calls without a session; rolled back to
+// 2025-11-25 only, its call of 2026-07-28 is refused with a 400 holding no error of
 // 2026-07-28, and it initializes a session and calls there. No step loops.
 func TestCallAcrossUpgrade(t *testing.T) {
 	bin := buildBinary(t)
@@ -197,7 +193,8 @@ func TestCallAcrossUpgrade(t *testing.T) {
 
 	srv := startReference(t, bin, addr, "2025-11-25")
 	hops := call(1, "one")
-	if n, _ := initializes(hops); n != 1 {
+	n, oldSID := initializes(hops)
+	if n != 1 {
 		t.Fatalf("run 1 at a 2025-11-25 server made %d sessions, want 1:\n%v", n, hops)
 	}
 
@@ -205,42 +202,22 @@ func TestCallAcrossUpgrade(t *testing.T) {
 	srv.Wait()
 	srv = startReference(t, bin, addr, "2026-07-28")
 	hops = call(2, "two")
-	refused := -1
-	for i, h := range hops {
-		if h.status == http.StatusBadRequest && !h.modern() {
-			refused = i
-			break
-		}
+	if len(hops) == 0 || hops[0].session != oldSID || hops[0].status != http.StatusBadRequest || hops[0].modern() {
+		t.Fatalf("run 2 did not begin with a request on its session %s that the 2026-07-28 server refused:\n%v", oldSID, hops)
 	}
-	if refused < 0 {
-		t.Fatalf("run 2 sent nothing of 2025-11-25 that the 2026-07-28 server refused:\n%v", hops)
-	}
-	// Before it probes, the client may try its session once more (a GET,
-	// a ping, a fresh initialize), each refused; from the probe on it
-	// speaks 2026-07-28 alone, as CLI-UPGRADE grades.
-	after := hops[refused+1:]
-	probe := slices.IndexFunc(after, upgradeHop.modern)
-	if probe < 0 {
-		t.Fatalf("after the refusal the client sent nothing of 2026-07-28:\n%v", hops)
-	}
-	if probe > maxLegacyTries {
-		t.Errorf("after the refusal the client sent %d more requests of 2025-11-25 before probing (at most %d):\n%v", probe, maxLegacyTries, hops)
-	}
-	for _, h := range after[:probe] {
-		if h.status < 400 {
-			t.Errorf("%v: a request of 2025-11-25 served by a server of 2026-07-28 alone", h)
-		}
-	}
+	// That refusal (-32022 listing 2026-07-28) is the news: from then on
+	// the client speaks 2026-07-28 alone, as CLI-UPGRADE grades, and
+	// presents its session no more.
 	discovers := 0
-	for _, h := range after[probe:] {
-		if h.session != "" || h.rpcMethod == "initialize" || !h.modern() {
-			t.Errorf("after its probe the client sent %v to a server of 2026-07-28 alone; all:\n%v", h, hops)
+	for _, h := range hops[1:] {
+		if h.session != "" || h.rpcMethod == "initialize" || h.rpcMethod == "ping" || h.httpMethod == http.MethodGet || !h.modern() {
+			t.Errorf("after the -32022 the client sent %v to a server of 2026-07-28 alone; all:\n%v", h, hops)
 		}
 		if h.rpcMethod == "server/discover" {
 			discovers++
 		}
 	}
-	if c := calls(after); discovers != 1 || len(c) != 1 {
+	if c := calls(hops[1:]); discovers != 1 || len(c) != 1 {
 		t.Errorf("after the refusal: %d server/discover and %d tools/call, want 1 of each:\n%v", discovers, len(c), hops)
 	}
 
@@ -248,7 +225,7 @@ func TestCallAcrossUpgrade(t *testing.T) {
 	srv.Wait()
 	startReference(t, bin, addr, "2025-11-25")
 	hops = call(3, "three")
-	refused = -1
+	refused := -1
 	for i, h := range hops {
 		if h.status == http.StatusBadRequest && h.modern() {
 			refused = i
@@ -258,7 +235,7 @@ func TestCallAcrossUpgrade(t *testing.T) {
 	if refused < 0 {
 		t.Fatalf("run 3 sent nothing of 2026-07-28 that the 2025-11-25 server refused:\n%v", hops)
 	}
-	after = hops[refused+1:]
+	after := hops[refused+1:]
 	modern := 0
 	for _, h := range after {
 		if h.modern() {

@@ -100,6 +100,10 @@ func (c *Client) connect(ctx context.Context) (err error) {
 			reason = "stored session gone: " + err.Error()
 		case errors.Is(err, errCannotRejoin):
 			reason = err.Error()
+		case c.dualEra() && servesModern(err):
+			// The server restarted as one of 2026-07-28, without sessions:
+			// Connect switches, with no more requests on this one.
+			return err
 		default:
 			c.emit(StatusEvent{Status: Disconnected, SessionID: stored, Err: err, Reason: "rejoin failed"})
 			return err
@@ -189,6 +193,9 @@ func (c *Client) initialize(ctx context.Context, with session) (session, error) 
 	if g := gone(a, with); g != nil {
 		return session{}, g
 	}
+	if err := c.refusedAsModern(a, "initialize"); err != nil {
+		return session{}, err
+	}
 	switch {
 	case rejoining && a.status == http.StatusForbidden:
 		// The session belongs to another principal: not ours to rejoin.
@@ -208,7 +215,7 @@ func (c *Client) initialize(ctx context.Context, with session) (session, error) 
 		return session{}, fmt.Errorf("initialize: %w", err)
 	}
 	if resp.Error != nil {
-		if rejoining {
+		if rejoining && !(c.dualEra() && servesModern(resp.Error)) {
 			return session{}, fmt.Errorf("%w: re-initialize answered %v", errCannotRejoin, resp.Error)
 		}
 		return session{}, fmt.Errorf("initialize: %w", resp.Error)
@@ -246,6 +253,9 @@ func (c *Client) reuse(ctx context.Context, old session) (*answer, error) {
 		}
 		if g := gone(a, old); g != nil {
 			return nil, g
+		}
+		if err := c.refusedAsModern(a, "rejoining"); err != nil {
+			return nil, err
 		}
 		if last != "" && replayReason(a) != "" {
 			// The stored position cannot be replayed: new messages only.
@@ -299,6 +309,9 @@ func (c *Client) ping(ctx context.Context, old session) error {
 	defer a.close()
 	if g := gone(a, old); g != nil {
 		return g
+	}
+	if err := c.refusedAsModern(a, "ping"); err != nil {
+		return err
 	}
 	if a.status != http.StatusOK {
 		return fmt.Errorf("%w: ping answered %v", errCannotRejoin, unexpected(a))

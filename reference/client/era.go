@@ -106,16 +106,40 @@ func servesLegacy(err error) bool {
 }
 
 // servesModern reports an answer to a request of an older revision that
-// only a server of 2026-07-28 gives: -32022 listing 2026-07-28.
+// only a server of 2026-07-28 gives: -32022 listing 2026-07-28, or a 400
+// holding another error of 2026-07-28 ("If the body contains a recognized
+// modern JSON-RPC error, the server speaks a modern version of MCP").
 func servesModern(err error) bool {
 	var rpc *RPCError
 	var he *HTTPError
-	if errors.As(err, &he) && he.RPC != nil {
-		rpc = he.RPC
-	} else if !errors.As(err, &rpc) {
+	status := 0
+	switch {
+	case errors.As(err, &he) && he.RPC != nil:
+		rpc, status = he.RPC, he.Status
+	case errors.As(err, &rpc):
+		status = rpc.HTTPStatus
+	default:
 		return false
 	}
-	return rpc.Code == CodeUnsupportedVersion && slices.Contains(unsupportedVersions(rpc), ModernProtocolVersion)
+	if rpc.Code == CodeUnsupportedVersion {
+		return slices.Contains(unsupportedVersions(rpc), ModernProtocolVersion)
+	}
+	return status == http.StatusBadRequest && slices.Contains(modernCodes, rpc.Code)
+}
+
+// refusedAsModern returns the refusal a of a request of an older revision
+// as an error when a dual-era client finds in it a server of 2026-07-28
+// (servesModern), and nil otherwise. Nothing more is then sent on the
+// session, which that server does not have: the caller gives up at once
+// and the client switches (Connect, withEra).
+func (c *Client) refusedAsModern(a *answer, what string) error {
+	if !c.dualEra() || c.modern() || a.status == http.StatusOK {
+		return nil
+	}
+	if err := unexpected(a); servesModern(err) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 // withEra runs op; when it fails with an answer of the other era (the
