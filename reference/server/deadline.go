@@ -35,7 +35,6 @@ type deadlineWriter struct {
 	onDead  func()
 	errs    *jsonErrors // the writer below, which holds back plain-text errors
 	dead    atomic.Bool
-	lost    atomic.Bool  // a write or flush failed: what it carried never reached the client
 	writing atomic.Int32 // writes and flushes in progress
 	once    sync.Once
 	// abortMu orders a kill's delayed abort (see kill) with done, so the
@@ -67,7 +66,6 @@ var deadlineEpoch = time.Now()
 func (d *deadlineWriter) Write(p []byte) (int, error) {
 	_, err := d.begin()
 	if err != nil {
-		d.lost.Store(true)
 		return 0, err
 	}
 	defer d.writing.Add(-1)
@@ -80,7 +78,6 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 func (d *deadlineWriter) FlushError() error {
 	rc, err := d.begin()
 	if err != nil {
-		d.lost.Store(true)
 		return err
 	}
 	defer d.writing.Add(-1)
@@ -126,7 +123,6 @@ func (d *deadlineWriter) controller() *http.ResponseController {
 
 func (d *deadlineWriter) settle(err error) {
 	if err != nil {
-		d.lost.Store(true)
 		d.markDead()
 	}
 }
