@@ -157,6 +157,13 @@ func TestCallOAuthUsage(t *testing.T) {
 		{[]string{"--oauth", "--oauth-client-secret", "s"}, "--oauth-client-secret needs --oauth-client-id"},
 		{[]string{"--oauth", "--oauth-redirect", "localhost:3000"}, "--oauth-redirect must be an http(s) URL"},
 		{[]string{"--oauth", "--oauth-client-metadata-url", "http://example.com/c.json"}, "must be an https URL with a path"},
+		{[]string{"--oauth-dpop"}, "the --oauth-* flags need --oauth"},
+		{[]string{"--oauth", "--oauth-client-credentials", "--oauth-client-id", "c"}, "needs --oauth-client-secret or --oauth-private-key"},
+		{[]string{"--oauth", "--oauth-client-credentials", "--oauth-jwt-bearer", "f"}, "different grants"},
+		{[]string{"--oauth", "--oauth-client-id", "c", "--oauth-private-key", "k.pem"}, "--oauth-private-key needs a grant without a user"},
+		{[]string{"--oauth", "--oauth-client-credentials", "--oauth-client-id", "c", "--oauth-private-key", "/nonexistent/k.pem"}, "--oauth-private-key: open /nonexistent/k.pem"},
+		{[]string{"--oauth", "--oauth-id-token", "t", "--oauth-client-id", "c"}, "--oauth-id-token needs --oauth-idp-issuer"},
+		{[]string{"--oauth", "--oauth-idp-issuer", "https://idp.example"}, "the --oauth-idp-* flags need --oauth-id-token"},
 	} {
 		var stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"call", "--state-dir", t.TempDir()}, tc.args...), io.Discard, &stderr)

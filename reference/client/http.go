@@ -104,10 +104,16 @@ func (c *Client) sendHeaders(ctx context.Context, method string, sess session, b
 		}
 	}
 	recovered := map[int]bool{}
+	nonced := false
 	for {
 		req, resp, sent, err := c.transmit(ctx, method, sess, data, lastEventID, extra)
 		if err != nil {
 			return nil, err
+		}
+		if !nonced && c.auth.nonceRetry(req, resp) { // once: the proof now carries the nonce
+			nonced = true
+			resp.Body.Close()
+			continue
 		}
 		st := resp.StatusCode
 		if c.auth == nil || recovered[st] || !c.auth.answers(resp) {
@@ -154,8 +160,8 @@ func (c *Client) transmit(ctx context.Context, method string, sess session, data
 		req.Header[k] = v
 	}
 	tok := c.bearer()
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
+	if err := c.setAuthorization(req, tok); err != nil {
+		return nil, nil, "", err
 	}
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {

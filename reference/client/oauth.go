@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,17 +27,40 @@ const KeyOAuth = "mcp_oauth"
 // authorize, and exchanges the code for tokens, with the scopes the server
 // asks for. The flow is the Go SDK's auth.AuthorizationCodeHandler; the
 // tokens are kept in Storage and refreshed with the refresh token.
+// ClientCredentials, Assertion or Enterprise replace the authorization code
+// flow with a grant without a user, after the same discovery.
 type OAuthOptions struct {
 	// RedirectURL is where the authorization server sends the user back;
-	// it is registered by dynamic registration. Required.
+	// it is registered by dynamic registration. Required by the
+	// authorization code flow.
 	RedirectURL string
 	// Authorize takes the user to the authorization URL and returns the
 	// code, state and iss of the redirect (LoopbackAuthorize, or
-	// HeadlessAuthorize for servers that need no user). Required.
+	// HeadlessAuthorize for servers that need no user). Required by the
+	// authorization code flow.
 	Authorize auth.AuthorizationCodeFetcher
 	// ClientID and ClientSecret are a pre-registered client (secret
 	// optional).
 	ClientID, ClientSecret string
+	// PrivateKey authenticates ClientID with private_key_jwt (RFC 7523
+	// 2.2) instead of a secret, in the grants without a user.
+	PrivateKey crypto.Signer
+	// ClientCredentials uses the client credentials grant (RFC 6749 4.4,
+	// the MCP extension SEP-1046): ClientID with ClientSecret or
+	// PrivateKey.
+	ClientCredentials bool
+	// Assertion uses the JWT-bearer grant (RFC 7523 2.1) with the JWT it
+	// returns, asked again for each token request: workload identity
+	// federation (SEP-1933), a token the platform issues the workload for
+	// the authorization server. ClientID, if set, is sent with it.
+	Assertion func(ctx context.Context) (string, error)
+	// Enterprise uses enterprise-managed authorization (SEP-990).
+	Enterprise *EnterpriseOptions
+	// DPoP binds the tokens to a key of the client (RFC 9449): a proof
+	// with each token request and each request that carries a DPoP token,
+	// and the server's nonce when it asks for one. The key is made once and
+	// kept with the grant.
+	DPoP bool
 	// ClientMetadataURL is the client's id metadata document (an https
 	// URL), used as client id by servers that support them.
 	ClientMetadataURL string
@@ -56,6 +80,7 @@ type oauthGrant struct {
 	TokenType    string           `json:"token_type,omitempty"`
 	RefreshToken string           `json:"refresh_token,omitempty"`
 	Expiry       time.Time        `json:"expiry,omitzero"`
+	DPoPKey      string           `json:"dpop_key,omitempty"` // the key the tokens are bound to
 }
 
 func (g *oauthGrant) config() *oauth2.Config {
@@ -67,12 +92,19 @@ func (g *oauthGrant) token() *oauth2.Token {
 	return &oauth2.Token{AccessToken: g.AccessToken, TokenType: g.TokenType, RefreshToken: g.RefreshToken, Expiry: g.Expiry}
 }
 
+// flow obtains tokens on a 401 or 403: auth.AuthorizationCodeHandler, or
+// machineFlow.
+type flow interface {
+	Authorize(ctx context.Context, req *http.Request, resp *http.Response) error
+}
+
 // authorizer keeps the client's OAuth tokens: the header of every request,
 // and what to do about a 401 or 403.
 type authorizer struct {
 	c       *Client
-	handler *auth.AuthorizationCodeHandler // nil: no flow, only the stored grant
-	hc      *http.Client
+	handler flow         // nil: no flow, only the stored grant
+	hc      *http.Client // of the flows' requests (with DPoP proofs if on)
+	dpop    *dpop        // nil: bearer tokens
 
 	mu    sync.Mutex
 	grant *oauthGrant        // nil: no token yet
@@ -85,6 +117,19 @@ func newAuthorizer(c *Client, opts *OAuthOptions) (*authorizer, error) {
 	a := &authorizer{c: c, hc: c.opts.HTTPClient}
 	var g oauthGrant
 	c.st.getJSON(KeyOAuth, &g)
+	var err error
+	switch {
+	case g.AccessToken != "" && g.DPoPKey != "":
+		a.dpop, err = loadDPoP(g.DPoPKey)
+	case opts != nil && opts.DPoP:
+		a.dpop, err = newDPoP()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("OAuth: %w", err)
+	}
+	if a.dpop != nil {
+		a.hc = withDPoP(a.hc, a.dpop)
+	}
 	if g.AccessToken != "" {
 		a.set(&g)
 	}
@@ -92,6 +137,19 @@ func newAuthorizer(c *Client, opts *OAuthOptions) (*authorizer, error) {
 		if a.grant == nil {
 			return nil, nil
 		}
+		return a, nil
+	}
+	if err := opts.checkGrant(); err != nil {
+		return nil, fmt.Errorf("OAuth: %w", err)
+	}
+	if opts.machine() {
+		f := &machineFlow{a: a, opts: opts}
+		if opts.PrivateKey != nil {
+			if f.key, err = newSigningKey(opts.PrivateKey); err != nil {
+				return nil, fmt.Errorf("OAuth: %w", err)
+			}
+		}
+		a.handler = f
 		return a, nil
 	}
 	cfg := &auth.AuthorizationCodeHandlerConfig{
@@ -154,6 +212,9 @@ func (a *authorizer) set(g *oauthGrant) {
 // store keeps g in Storage, then uses it: a token is never used before it
 // is durable, so a killed client never loses one it spent.
 func (a *authorizer) store(g *oauthGrant) error {
+	if a.dpop != nil {
+		g.DPoPKey = a.dpop.stored
+	}
 	if err := a.c.st.setJSON(KeyOAuth, g); err != nil {
 		return persistErr("OAuth tokens", err)
 	}
