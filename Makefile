@@ -3,7 +3,7 @@ BIN := bin/mcp-conform
 # Arguments for `make run`, e.g. make run ARGS="reference-server --addr 127.0.0.1:9000".
 ARGS ?= reference-server
 
-.PHONY: all build test test-load check run lint fmt bench flake clean fuzz help release-snapshot
+.PHONY: all build test test-matrix test-load check run lint fmt bench flake clean fuzz help release-snapshot
 
 all: lint build test
 
@@ -16,26 +16,34 @@ build:
 	$(GO) build -o $(BIN) ./cmd/mcp-conform
 	$(GO) build -o bin/reference-server ./cmd/reference-server
 
-# The packages with tests that -short leaves out: the end-to-end runs.
-E2E_PKGS := $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' 'testing.Short()' .))))
+# End-to-end tests are named TestE2E*: they run the harness as a user
+# would (as a process, against the reference and the broken fixtures) and
+# judge verdicts that hang on wall-clock timings. All but
+# TestE2EServerReference skip under -short.
+E2E_PKGS := $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' '^func TestE2E' .))))
+E2E_RUN := '^TestE2E'
 
-## test: what CI runs (lint, race pass, end-to-end pass, fuzz)
-# Three passes, each where it finds what it is for:
+## test: the self-tests: lint, the race pass, the end-to-end pass (about two minutes on two cores)
+# Two passes, each where it finds what it is for:
 #  1. Every package with the race detector and -short: the unit and
-#     integration tests. In cmd/mcp-conform, TestServerReference is then the
-#     race pass of the harness against the reference, and in storm the
+#     integration tests. In cmd/mcp-conform, TestE2EServerReference is then
+#     the race pass of the harness against the reference, and in storm the
 #     storm smoke test runs the reference under the detector.
-#  2. The end-to-end runs on the normal build (the packages in E2E_PKGS):
-#     the fixture self-tests and every verdict of the reference. Their
-#     verdicts hang on wall-clock timings (a 1 s idle threshold), which the
-#     detector's slowdown would stretch past the checks' premises.
-#  3. A short run of each fuzz target. Its budget is a count of inputs, not a
-#     duration: Go 1.26's fuzzer can fail a duration-bounded run with
-#     "context deadline exceeded" when it ends (golang/go#75804).
+#  2. The end-to-end tests alone (the others ran in pass 1) on the normal
+#     build: their verdicts hang on wall-clock timings (a 1 s idle
+#     threshold), which the detector's slowdown would stretch past the
+#     checks' premises. Each run against a fixture is focused on the checks
+#     the fixture breaks; make test-matrix runs the whole suite against each.
 test: lint
 	$(GO) test -race -short -count=1 -timeout 10m ./...
-	$(GO) test -count=1 -timeout 10m $(E2E_PKGS)
-	$(MAKE) fuzz FUZZTIME=50000x
+	$(GO) test -count=1 -timeout 10m -run $(E2E_RUN) $(E2E_PKGS)
+
+## test-matrix: every check against every fixture (make test runs each fixture's own checks); CI runs it
+# What it adds to make test: every check is seen to pass on each fixture
+# that does not break it, the proof that no check fails falsely where
+# another defect lies. Several minutes on two cores.
+test-matrix:
+	MCP_CONFORM_MATRIX=full $(GO) test -count=1 -timeout 20m -run '^TestE2E(ServerCatchesFixtures|ServerCatchesFixturesModern|ServerCatchesFixturesDual|ServerCatchesStatelessFixtures|ClientCatchesFixtures)$$' ./cmd/mcp-conform
 
 ## test-load: make test beside two busy processes that keep both cores of a two-core machine busy
 test-load:
@@ -82,7 +90,7 @@ bench:
 N ?= 10
 flake:
 	$(GO) test -race -short -count=$(N) -timeout 60m ./...
-	$(GO) test -count=$(N) -timeout 60m $(E2E_PKGS)
+	$(GO) test -count=$(N) -timeout 60m -run $(E2E_RUN) $(E2E_PKGS)
 
 ## clean: remove bin/
 clean:

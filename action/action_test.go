@@ -306,10 +306,10 @@ func TestActionCachePaths(t *testing.T) {
 	}
 }
 
-// TestActionServerReference: server mode against the embedded reference,
+// TestE2EActionServerReference: server mode against the embedded reference,
 // with extra arguments; the reports, the job summary (linking to the
 // action's repository at its ref) and the outputs.
-func TestActionServerReference(t *testing.T) {
+func TestE2EActionServerReference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds mcp-conform and runs checks")
 	}
@@ -343,9 +343,9 @@ func TestActionServerReference(t *testing.T) {
 		"- ✅ **ENVELOPE-404** (RES)", "(https://github.example/someone/mcp-conform/blob/v1.2.3/docs/resilience.md#")
 }
 
-// TestActionClientReference: client mode with the reference client, once
+// TestE2EActionClientReference: client mode with the reference client, once
 // per protocol version, each version's reports in a folder of its own.
-func TestActionClientReference(t *testing.T) {
+func TestE2EActionClientReference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds mcp-conform and runs checks")
 	}
@@ -374,10 +374,10 @@ func TestActionClientReference(t *testing.T) {
 	}
 }
 
-// TestActionBrokenFixture: a fixture that breaks one check fails the step
+// TestE2EActionBrokenFixture: a fixture that breaks one check fails the step
 // (exit 1) with the failure in the job summary; with that check in the
 // expected-failures file the step passes.
-func TestActionBrokenFixture(t *testing.T) {
+func TestE2EActionBrokenFixture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds mcp-conform and runs checks")
 	}

@@ -287,12 +287,12 @@ func stepsOf(ls []line) string {
 	return strings.Join(parts, " ")
 }
 
-// TestCallRefresh is the page refresh: a call process is SIGKILLed in the
+// TestE2ECallRefresh is the page refresh: a call process is SIGKILLed in the
 // middle of long_operation, steps run while it is dead, and `call --resume`
 // with the same state directory rejoins the same session and prints every
 // remaining notification exactly once, then the result (CLI-PERSIST,
 // CLI-RECONNECT, CLI-RESUME), in both rejoin modes.
-func TestCallRefresh(t *testing.T) {
+func TestE2ECallRefresh(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the binary")
 	}

@@ -71,11 +71,11 @@ func TestClientReference(t *testing.T) {
 // clientWorkers is how many variant runs go at once.
 const clientWorkers = 6
 
-// TestClientCatchesFixtures: against each variant of the reference client,
+// TestE2EClientCatchesFixtures: against each variant of the reference client,
 // exactly the checks it breaks fail, those it skips are not applicable,
 // and every other check passes (all of them, for a legitimate variant).
 // The runs use a binary built without the race detector, a few at a time.
-func TestClientCatchesFixtures(t *testing.T) {
+func TestE2EClientCatchesFixtures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the client checks against every broken client")
 	}
@@ -97,8 +97,10 @@ func TestClientCatchesFixtures(t *testing.T) {
 		go func() {
 			for f := range jobs {
 				ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
-				cmd := exec.CommandContext(ctx, exe, "client", "--json", filepath.Join(dir, f.Name+".json"),
-					"--command", fmt.Sprintf("%s client reference --broken %s", shellQuote(exe), f.Name))
+				args := append([]string{"client", "--json", filepath.Join(dir, f.Name+".json"),
+					"--command", fmt.Sprintf("%s client reference --broken %s", shellQuote(exe), f.Name)},
+					scenariosOf(slices.Concat(f.Breaks, f.Skips))...)
+				cmd := exec.CommandContext(ctx, exe, args...)
 				var out, errOut bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &errOut
 				cmd.WaitDelay = 10 * time.Second
@@ -134,7 +136,16 @@ func TestClientCatchesFixtures(t *testing.T) {
 			if o.err != nil || o.code != want {
 				t.Fatalf("exit %d (%v), want %d\nstdout:\n%s\nstderr:\n%s", o.code, o.err, want, o.out, o.errOut)
 			}
-			for _, c := range readRun(t, filepath.Join(dir, f.Name+".json")).Checks {
+			run := readRun(t, filepath.Join(dir, f.Name+".json"))
+			for _, id := range slices.Concat(f.Breaks, f.Skips) {
+				if !slices.ContainsFunc(run.Checks, func(c report.Check) bool { return c.ID == id }) {
+					t.Errorf("%s is not in the run against %s", id, f.Name)
+				}
+			}
+			for _, c := range run.Checks {
+				if leftOut(c) {
+					continue
+				}
 				if skipsByDesign(c) && f.Name != "chooses-2026-07-28" {
 					continue // a check of 2026-07-28 alone, which the variant was not told to speak
 				}
@@ -150,6 +161,21 @@ func TestClientCatchesFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scenariosOf are the --scenario flags of a run against a broken client
+// that proves the checks ids (with the checks their premises rest on):
+// none when the matrix is full (see fullMatrix) or ids is empty, for a
+// variant that breaks nothing: such a run is every client check.
+func scenariosOf(ids []string) []string {
+	if fullMatrix || len(ids) == 0 {
+		return nil
+	}
+	var args []string
+	for _, id := range withPremises(ids) {
+		args = append(args, "--scenario", id)
+	}
+	return args
 }
 
 // requiredIn2025 reports a client check a failure of which fails a run of
@@ -278,11 +304,11 @@ func verdictOf(t *testing.T, path, id string) report.Verdict {
 	return ""
 }
 
-// TestClientCatchesTaskFixturesModern: under --protocol-version 2026-07-28
+// TestE2EClientCatchesTaskFixturesModern: under --protocol-version 2026-07-28
 // the catalogue's Sessionless client checks (the CLI-TASK-* ones) pass on
 // the reference client and each fails on the variants that break it;
 // every check that needs sessions is not applicable.
-func TestClientCatchesTaskFixturesModern(t *testing.T) {
+func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the task checks against the broken task clients")
 	}
@@ -361,14 +387,14 @@ func TestClientCatchesTaskFixturesModern(t *testing.T) {
 	}
 }
 
-// TestClientHangIsBounded: against a client that never prints a line nor
+// TestE2EClientHangIsBounded: against a client that never prints a line nor
 // ends, the measured run gives up once it has shown no sign of life for
 // a while, and a check that waits for a run to end and one that waits for
 // a line fail at the run's budget (no undisturbed run timed: the fallback
 // allowance plus the scenario's waits), not at a blanket timeout; each
 // message says what was awaited, for how long, and why it is the
 // client's failure.
-func TestClientHangIsBounded(t *testing.T) {
+func TestE2EClientHangIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the measured run and two runs' budgets")
 	}

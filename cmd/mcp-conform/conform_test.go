@@ -42,12 +42,12 @@ func readRun(t *testing.T, path string) *report.Run {
 	return &r
 }
 
-// TestServerReference: the whole suite passes against the embedded
+// TestE2EServerReference: the whole suite passes against the embedded
 // reference server, every server check runs, and both reports are valid.
 // Under the race detector it is the race pass of the harness and the
 // reference together: the verdicts then hang on timings the detector
 // stretches several times, so it asserts only that no race was found.
-func TestServerReference(t *testing.T) {
+func TestE2EServerReference(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	js, junit, page := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
@@ -109,7 +109,7 @@ func TestServerReference(t *testing.T) {
 const raceExit = 66
 
 // fixtureWorkers is how many fixture runs go at once across the package's
-// tests (TestServerCatchesFixtures and TestServerCatchesFixturesModern
+// tests (TestE2EServerCatchesFixtures and TestE2EServerCatchesFixturesModern
 // share fixturePool): two a core. Each runs fixtureParallel checks at once,
 // the harness's default for the machine, so the checks in flight follow the
 // cores (24 on two) rather than a constant: a run mostly waits on the
@@ -132,13 +132,13 @@ type fixtureRun struct {
 	took           time.Duration
 }
 
-// TestServerCatchesFixtures: against each broken fixture, started and
+// TestE2EServerCatchesFixtures: against each broken fixture, started and
 // restarted by the harness through --server-cmd with --strict, exactly the
 // checks the fixture breaks do not pass, every other check passes, and the
 // run exits 1 (0 for a fixture that breaks only MAY checks).
 // The runs use a binary built without the race detector, a bounded number
 // at a time, longest-looking first.
-func TestServerCatchesFixtures(t *testing.T) {
+func TestE2EServerCatchesFixtures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite against every fixture")
 	}
@@ -146,14 +146,14 @@ func TestServerCatchesFixtures(t *testing.T) {
 	began := time.Now()
 	// The stateless fixtures have a test of their own (below).
 	// Those whose defects show only in 2026-07-28 are left to
-	// TestServerCatchesFixturesModern: here they are the reference.
+	// TestE2EServerCatchesFixturesModern: here they are the reference.
 	all := slices.DeleteFunc(fixtures.All(), func(f fixtures.Fixture) bool {
 		return f.Stateless || (len(f.Breaks) == 0 && len(f.ModernBreaks) > 0)
 	})
 	order := slices.Clone(all)
 	// Fixtures that break more checks tend to wait out more deadlines.
 	slices.SortStableFunc(order, func(a, b fixtures.Fixture) int { return len(b.Breaks) - len(a.Breaks) })
-	results := runFixtures(t, order)
+	results := runFixtures(t, order, func(f fixtures.Fixture) []string { return f.Breaks })
 	for _, f := range all {
 		t.Run(f.Name, func(t *testing.T) {
 			checkFixtureRun(t, f, <-results[f.Name])
@@ -162,10 +162,49 @@ func TestServerCatchesFixtures(t *testing.T) {
 	t.Logf("%d fixtures in %v", len(all), time.Since(began).Round(time.Second))
 }
 
+// fullMatrix: with MCP_CONFORM_MATRIX=full (make test-full, which CI
+// runs) each fixture run is the whole suite, so that every check is also
+// seen to pass on each fixture that does not break it: the proof that no
+// check fails falsely where another defect lies. Without it (make test) a
+// run is focused on the checks the fixture breaks and those their
+// premises rest on: each check is still seen to fail where it should, and
+// to pass on the reference (TestE2EServerReference), in a fraction of the time.
+var fullMatrix = os.Getenv("MCP_CONFORM_MATRIX") == "full"
+
+// focusOn is the --focus flag of a fixture run that proves the checks ids
+// (with the checks their premises rest on); none when the matrix is full
+// or ids is empty, for a fixture that breaks nothing: such a run is the
+// whole suite.
+func focusOn(ids []string) []string {
+	if fullMatrix || len(ids) == 0 {
+		return nil
+	}
+	return []string{"--focus", "^(" + strings.Join(withPremises(ids), "|") + ")$"}
+}
+
+// leftOut reports a check that a focused fixture run did not select.
+func leftOut(c report.Check) bool {
+	return !fullMatrix && c.Verdict == report.Skip && c.Message == report.NotSelected()
+}
+
+// withPremises is ids and the checks their premises rest on, each once.
+func withPremises(ids []string) []string {
+	var all []string
+	for _, id := range ids {
+		for _, c := range append([]string{id}, premises(id)...) {
+			if !slices.Contains(all, c) {
+				all = append(all, c)
+			}
+		}
+	}
+	return all
+}
+
 // runFixtures runs the server suite (with extra flags) against every
 // fixture of order, in that order as fixturePool admits them, and returns
-// each run's outcome by fixture name as it comes.
-func runFixtures(t *testing.T, order []fixtures.Fixture, extra ...string) map[string]chan fixtureRun {
+// each run's outcome by fixture name as it comes. Each run is focused on
+// the checks proves names for its fixture (see fullMatrix).
+func runFixtures(t *testing.T, order []fixtures.Fixture, proves func(fixtures.Fixture) []string, extra ...string) map[string]chan fixtureRun {
 	t.Helper()
 	exe := buildCLI(t)
 	profile, err := filepath.Abs("../../fixtures/profile.yaml")
@@ -182,7 +221,7 @@ func runFixtures(t *testing.T, order []fixtures.Fixture, extra ...string) map[st
 			fixturePool <- struct{}{}
 			go func() {
 				defer func() { <-fixturePool }()
-				results[f.Name] <- suiteAgainst(exe, profile, dir, f, extra...)
+				results[f.Name] <- suiteAgainst(exe, profile, dir, f, append(slices.Clone(extra), focusOn(proves(f))...)...)
 			}()
 		}
 	}()
@@ -270,11 +309,11 @@ func wantExit(breaks []string) int {
 	return exitOK
 }
 
-// TestServerCatchesFixturesModern: the sessionless checks (the TASK-*
+// TestE2EServerCatchesFixturesModern: the sessionless checks (the TASK-*
 // checks' io.modelcontextprotocol/tasks variants, ORIGIN-403) under
 // --protocol-version 2026-07-28 against every fixture whose defect can show
 // there: exactly its ModernBreaks do not pass.
-func TestServerCatchesFixturesModern(t *testing.T) {
+func TestE2EServerCatchesFixturesModern(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the sessionless checks against fixtures")
 	}
@@ -288,12 +327,25 @@ func TestServerCatchesFixturesModern(t *testing.T) {
 	if len(some) == 0 {
 		t.Fatal("no fixture breaks a sessionless check")
 	}
-	results := runFixtures(t, some, "--protocol-version", "2026-07-28", "--suggest-profile", "")
+	results := runFixtures(t, some, modernProves, "--protocol-version", "2026-07-28", "--suggest-profile", "")
 	for _, f := range some {
 		t.Run(f.Name, func(t *testing.T) {
 			checkBreaks(t, f, f.ModernBreaks, nil, <-results[f.Name], true)
 		})
 	}
+}
+
+// modernProves lists the checks a run of the sessionless revision against
+// f proves: those it breaks there, and those it breaks in the other
+// revision that run in this one too (which must pass here).
+func modernProves(f fixtures.Fixture) []string {
+	ids := slices.Clone(f.ModernBreaks)
+	for _, id := range f.Breaks {
+		if serverchecks.RunsInSessionlessRevision(id) && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // sessionlessDefect reports whether f's defect can show under the
@@ -309,12 +361,12 @@ func sessionlessDefect(f fixtures.Fixture) bool {
 	return slices.ContainsFunc(f.Breaks, serverchecks.RunsInSessionlessRevision)
 }
 
-// TestServerCatchesStatelessFixtures: against each fixture that issues no
+// TestE2EServerCatchesStatelessFixtures: against each fixture that issues no
 // session ids (a stateless 2025-11-25 server), started by the harness
 // through --server-cmd with --strict, every catalogue Sessionless check
 // runs and passes except the fixture's Breaks, which fail, and every other
 // check is skipped as not applicable, never failed.
-func TestServerCatchesStatelessFixtures(t *testing.T) {
+func TestE2EServerCatchesStatelessFixtures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite against the stateless fixtures")
 	}
@@ -329,7 +381,7 @@ func TestServerCatchesStatelessFixtures(t *testing.T) {
 		!slices.ContainsFunc(some, func(f fixtures.Fixture) bool { return len(f.Breaks) > 0 }) {
 		t.Fatal("want a stateless fixture that breaks nothing and one that breaks a check")
 	}
-	results := runFixtures(t, some)
+	results := runFixtures(t, some, func(f fixtures.Fixture) []string { return f.Breaks })
 	for _, f := range some {
 		t.Run(f.Name, func(t *testing.T) {
 			r := <-results[f.Name]
@@ -366,7 +418,15 @@ func checkBreaks(t *testing.T, f fixtures.Fixture, breaks, blocked []string, r f
 		if want := wantExit(breaks); r.code != want {
 			wrong = append(wrong, fmt.Sprintf("exit %d, want %d", r.code, want))
 		}
+		for _, id := range breaks {
+			if !slices.ContainsFunc(r.run.Checks, func(c report.Check) bool { return c.ID == id }) {
+				wrong = append(wrong, id+" is not in the run")
+			}
+		}
 		for _, c := range r.run.Checks {
+			if leftOut(c) {
+				continue
+			}
 			broken := slices.Contains(breaks, c.ID)
 			inapplicable := f.Stateless && !catalogue.MustLookup(c.ID).Sessionless
 			switch {
@@ -453,17 +513,17 @@ func checkFixture(t *testing.T, name, profile string, want int, args ...string) 
 	return readRun(t, js), out
 }
 
-// boundedRun bounds TestFailingWaitsAreBounded's whole run: generous, about
+// boundedRun bounds TestE2EFailingWaitsAreBounded's whole run: generous, about
 // three times what it takes on two cores. A run whose failing waits each
 // ran into a blanket 30 s deadline takes minutes.
 const boundedRun = 45 * time.Second
 
-// TestFailingWaitsAreBounded: against a server that swallows the
+// TestE2EFailingWaitsAreBounded: against a server that swallows the
 // notifications of a cut call, with a notifying tool of 5 x 500 ms, the
 // checks that wait for them fail within their deadline (twice what the
 // profile says they need, plus a margin), say what they waited for and how
 // long, and the whole run ends well within boundedRun.
-func TestFailingWaitsAreBounded(t *testing.T) {
+func TestE2EFailingWaitsAreBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite against a fixture")
 	}
@@ -484,13 +544,13 @@ func TestFailingWaitsAreBounded(t *testing.T) {
 	}
 }
 
-// TestSessionLostMidCheck: against a server that reaps a session whose
+// TestE2ESessionLostMidCheck: against a server that reaps a session whose
 // client only listens on a GET stream 800ms after its last POST,
 // REDIRECT-NO-RESPONSE (silent on the wire for longer than that) passes
 // when the profile declares an idle threshold, because the check keeps its
 // session warm; with none declared it cannot, and its failure names the
 // expiry first, not the refused resume that followed from it.
-func TestSessionLostMidCheck(t *testing.T) {
+func TestE2ESessionLostMidCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a check against a fixture twice")
 	}
@@ -519,10 +579,10 @@ func checkIn(t *testing.T, r *report.Run, id string) report.Check {
 	return report.Check{}
 }
 
-// TestZeroGracePeriod: a profile that declares grace_period: 0s, against a
+// TestE2EZeroGracePeriod: a profile that declares grace_period: 0s, against a
 // server with an idle TTL alone: the two checks about the grace period
 // skip and say why; every other check, GRACE-EXPIRES included, passes.
-func TestZeroGracePeriod(t *testing.T) {
+func TestE2EZeroGracePeriod(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite against a fixture")
 	}
@@ -539,12 +599,12 @@ func TestZeroGracePeriod(t *testing.T) {
 	}
 }
 
-// TestNoToolChecks: with no notifying tool declared, GET-NO-RESPONSES,
+// TestE2ENoToolChecks: with no notifying tool declared, GET-NO-RESPONSES,
 // EVT-ID-UNIQUE and SSE-PRIMING run on ping and tools/list instead (and
 // GET-PRIMED needs no tool), and
 // still catch the fixtures that break them (TestProfileCommand has them
 // pass on the reference with no profile).
-func TestNoToolChecks(t *testing.T) {
+func TestE2ENoToolChecks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs checks against fixtures")
 	}

@@ -122,11 +122,11 @@ func checkHTMLTimeline(t *testing.T, path, id, verdict string) {
 	}
 }
 
-// TestHTMLBrokenFixture: against a fixture that drops the notifications
+// TestE2EHTMLBrokenFixture: against a fixture that drops the notifications
 // of a call whose POST stream died, the HTML report shows the failures and
 // their timelines: the lanes before and after the cut, and the cut itself,
 // drawn from the JSON report's timeline.
-func TestHTMLBrokenFixture(t *testing.T) {
+func TestE2EHTMLBrokenFixture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs checks against a fixture")
 	}
@@ -143,11 +143,11 @@ func TestHTMLBrokenFixture(t *testing.T) {
 	}
 }
 
-// TestCutAfterOnTimeline: on the timeline of a check that arms F-CUT-AFTER
+// TestE2ECutAfterOnTimeline: on the timeline of a check that arms F-CUT-AFTER
 // before it sends its call, the fault line is where the proxy cut the
 // call's stream, after the call and its events went out; the arming is a
 // note.
-func TestCutAfterOnTimeline(t *testing.T) {
+func TestE2ECutAfterOnTimeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a check against the reference")
 	}

@@ -81,12 +81,12 @@ func serverWith(t *testing.T, dir, name string, want int) *report.Run {
 	return r
 }
 
-// TestInitThenServer: on a server with no defect among the checks run,
+// TestE2EInitThenServer: on a server with no defect among the checks run,
 // init writes an empty baseline, the server command it suggests then
 // passes, and a regression (one behaviour broken) fails it. On a server
 // with a defect, the baseline lists the check with why, and the run passes
 // with it as an expected failure.
-func TestInitThenServer(t *testing.T) {
+func TestE2EInitThenServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs checks against fixtures")
 	}

@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestMarkdownReport: --markdown writes the run's summary, the root cause
+// TestE2EMarkdownReport: --markdown writes the run's summary, the root cause
 // first with the check it blocked beneath it, links to the resilience
 // profile under --docs-url, and the passes collapsed.
-func TestMarkdownReport(t *testing.T) {
+func TestE2EMarkdownReport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs checks against a fixture")
 	}

@@ -58,10 +58,10 @@ func TestReplicaKilledTask(t *testing.T) {
 	}
 }
 
-// TestTaskRestartOnRedis: TASK-RESTART against `serve --store redis://`
+// TestE2ETaskRestartOnRedis: TASK-RESTART against `serve --store redis://`
 // run by --server-cmd sees the task survive the restart (the durable
 // case; in memory it sees -32602).
-func TestTaskRestartOnRedis(t *testing.T) {
+func TestE2ETaskRestartOnRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and restarts a served reference")
 	}

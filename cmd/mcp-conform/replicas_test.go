@@ -23,11 +23,11 @@ import (
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 )
 
-// TestServerCatchesReplicaFixtures: the replica checks, run with --url and
+// TestE2EServerCatchesReplicaFixtures: the replica checks, run with --url and
 // --replica-url against two replicas of each replica fixture (on a Redis
 // of its own), pass against the reference replicas and fail against
 // exactly the fixtures that break them.
-func TestServerCatchesReplicaFixtures(t *testing.T) {
+func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the replica checks against every replica fixture")
 	}
@@ -38,7 +38,7 @@ func TestServerCatchesReplicaFixtures(t *testing.T) {
 	}
 	exe := buildCLI(t)
 	for _, f := range fixtures.ReplicaFixtures() {
-		// One at a time: they run beside TestServerCatchesFixtures, whose
+		// One at a time: they run beside TestE2EServerCatchesFixtures, whose
 		// fixtures' timings a busier machine would blur.
 		t.Run(f.Name, func(t *testing.T) {
 			rs := redistest.Start(t)
@@ -97,8 +97,8 @@ func TestServerCatchesReplicaFixtures(t *testing.T) {
 }
 
 // skipsForReplicas reports a replica check skipped for want of
-// --replica-url: what it does against one replica (TestServerReference,
-// the single-server fixtures); TestServerCatchesReplicaFixtures runs them.
+// --replica-url: what it does against one replica (TestE2EServerReference,
+// the single-server fixtures); TestE2EServerCatchesReplicaFixtures runs them.
 func skipsForReplicas(c report.Check) bool {
 	return strings.HasPrefix(c.ID, "REPLICA-") && c.Verdict == report.Skip && c.Message == serverchecks.NoReplicas
 }

@@ -18,14 +18,14 @@ const chromium = "/usr/bin/chromium"
 
 var updateScreenshots = flag.Bool("update-screenshots", false, "write the HTML report's screenshots to docs/")
 
-// TestHTMLScreenshots: a real browser renders the HTML report of a run
+// TestE2EHTMLScreenshots: a real browser renders the HTML report of a run
 // against a broken fixture: the summary of the REDIRECT and REPLAY
 // checks, and the page of a run of REDIRECT-ORPHANED alone, which fails,
 // with its timeline; and the same check passing on the embedded reference,
 // where the call's notifications keep its colour on the new GET stream.
 // With -update-screenshots the pictures go to docs/, where docs/reports.md shows
 // them. Skipped without Chromium.
-func TestHTMLScreenshots(t *testing.T) {
+func TestE2EHTMLScreenshots(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Skip("no " + chromium)
 	}

@@ -38,9 +38,9 @@ func TestVersionLine(t *testing.T) {
 	version = ""
 }
 
-// TestVersionCommand: 'version' and '--version' print the build's version
+// TestE2EVersionCommand: 'version' and '--version' print the build's version
 // and commit: a release's from -ldflags, a clone's from its VCS stamp.
-func TestVersionCommand(t *testing.T) {
+func TestE2EVersionCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds mcp-conform")
 	}

@@ -61,7 +61,7 @@ func TestFinishedStreamsDropped(t *testing.T) {
 
 // The heap the store keeps after many calls is about its bound, not about
 // the number of calls.
-func TestHeapBoundedAfterManyCalls(t *testing.T) {
+func TestE2EHeapBoundedAfterManyCalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates for 100,000 calls")
 	}

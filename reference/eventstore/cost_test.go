@@ -21,7 +21,7 @@ func heapPer(n int, fill func()) int64 {
 // The charges cover what each item really keeps on the heap, so that
 // MaxBytes bounds memory. Ids are built before measuring: their bytes are
 // charged but shared with the caller here.
-func TestCostsCoverHeap(t *testing.T) {
+func TestE2ECostsCoverHeap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the heap")
 	}

@@ -4,7 +4,7 @@ import "time"
 
 // Heap bytes each item is charged beyond its data and id, so that MaxBytes
 // bounds memory rather than payload alone. They are rounded-up sizes of the
-// structs, slots and map entries involved (TestCostsCoverHeap checks them).
+// structs, slots and map entries involved (TestE2ECostsCoverHeap checks them).
 const (
 	eventCost   = 112 // a queue slot for the event and its record, with slices grown ahead
 	resumeCost  = 96  // a map entry and a record

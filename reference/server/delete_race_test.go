@@ -11,12 +11,12 @@ import (
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
 
-// TestDeleteRacingRequests: a DELETE sent together with a re-initialize, a
+// TestE2EDeleteRacingRequests: a DELETE sent together with a re-initialize, a
 // tool call and a tools/list on the same session never costs any of them
 // its answer. Each gets a status line and a complete body: the DELETE 204
 // (or 404), the others their result or a JSON-RPC error (404 once the
 // session is gone), never a closed connection or an empty 200.
-func TestDeleteRacingRequests(t *testing.T) {
+func TestE2EDeleteRacingRequests(t *testing.T) {
 	e := newEnv(t, server.Config{AnonymousSessionRate: 1e6, AnonymousSessionBurst: 1000})
 	rounds := 200
 	if testing.Short() {

@@ -16,7 +16,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 )
 
-// writerEnv makes the test binary act as a writer process for TestKillAnyMoment.
+// writerEnv makes the test binary act as a writer process for TestE2EKillAnyMoment.
 const writerEnv = "MCP_CONFORM_STORAGE_WRITER"
 
 func TestMain(m *testing.M) {
@@ -148,10 +148,10 @@ func TestAtomicReplace(t *testing.T) {
 	}
 }
 
-// TestKillAnyMoment kills a writer process (SIGKILL) at arbitrary points of
+// TestE2EKillAnyMoment kills a writer process (SIGKILL) at arbitrary points of
 // its write loop: the directory always opens, and holds a value at least as
 // new as the last one the writer reported durable.
-func TestKillAnyMoment(t *testing.T) {
+func TestE2EKillAnyMoment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs subprocesses")
 	}
