@@ -95,6 +95,11 @@ type Client struct {
 	getRunning int                // standalone GET runners at work (an old one may be ending)
 	getOpen    int                // of which with a connected stream
 	getChanged chan struct{}      // closed when getRunning, getOpen or getWaitingSince change
+	// getOpens counts the standalone streams ever connected, and
+	// getOpensAtStart what it was when the newest runner started: a stream
+	// that connected and already ended since then still tells awaitGET
+	// that the client was listening.
+	getOpens, getOpensAtStart int
 	// getWaitingSince is when the standalone reader began to wait on the
 	// network; zero while it handles events (see settle).
 	getWaitingSince time.Time

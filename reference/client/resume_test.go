@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -318,5 +319,34 @@ func TestResumeCallHint(t *testing.T) {
 	})
 	if snap.ConversationID != first.ConversationID || snap.Turn != 2 {
 		t.Fatalf("re-issued job %+v, want turn 2 of %s", snap, first.ConversationID)
+	}
+}
+
+// TestConnectAfterShortGET: Connect returns once the standalone stream has
+// been open, even when it ended before Connect looked (a server that sends
+// one event and a retry field, then closes): it does not wait for a timer
+// of its clock, which here never fires.
+func TestConnectAfterShortGET(t *testing.T) {
+	for range 20 {
+		s := newScripted(t)
+		s.get = func(w http.ResponseWriter, r *http.Request) {
+			sseHeader(w)
+			sseEvent(w, "e1", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}`)
+			fmt.Fprint(w, "retry: 300\n\n")
+		}
+		o := s.options(nil)
+		o.Clock = clocktesting.NewFakeClock(time.Now())
+		c, err := client.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = c.Connect(ctx)
+		late := ctx.Err()
+		cancel()
+		c.Close()
+		if err != nil || late != nil {
+			t.Fatalf("Connect: %v (its context: %v): it waited for a stream that had come and gone", err, late)
+		}
 	}
 }

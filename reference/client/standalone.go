@@ -29,7 +29,8 @@ func (c *Client) startStandalone(sess session, first *answer) {
 	}
 }
 
-// awaitGET waits until a standalone GET stream is open (true), or no runner
+// awaitGET waits until a standalone GET stream is open or has been since
+// the newest runner started (true), or no runner
 // is at work (false: the server refused it, or the client is closing), or
 // the limit or ctx ends.
 func (c *Client) awaitGET(ctx context.Context, limit time.Duration) bool {
@@ -38,9 +39,10 @@ func (c *Client) awaitGET(ctx context.Context, limit time.Duration) bool {
 	for {
 		c.mu.Lock()
 		running, open, changed := c.getRunning, c.getOpen, c.getChanged
+		opened := c.getOpens > c.getOpensAtStart
 		c.mu.Unlock()
 		switch {
-		case open > 0:
+		case open > 0, opened:
 			return true
 		case running == 0:
 			return false
@@ -83,6 +85,12 @@ func (c *Client) countGet(running, open int) {
 	c.mu.Lock()
 	c.getRunning += running
 	c.getOpen += open
+	if open > 0 {
+		c.getOpens++
+	}
+	if running > 0 {
+		c.getOpensAtStart = c.getOpens
+	}
 	close(c.getChanged)
 	c.getChanged = make(chan struct{})
 	c.mu.Unlock()
