@@ -38,9 +38,11 @@ func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
 	}
 	exe := buildCLI(t)
 	for _, f := range fixtures.ReplicaFixtures() {
-		// One at a time: they run beside TestE2EServerCatchesFixtures, whose
-		// fixtures' timings a busier machine would blur.
+		// Side by side, each on a Redis of its own, as many at once as the
+		// test binary's -parallel (the cores) allows with the package's
+		// other tests.
 		t.Run(f.Name, func(t *testing.T) {
+			t.Parallel()
 			rs := redistest.Start(t)
 			// Replica B in-process; replica A a process of its own, which
 			// REPLICA-LOSS kills.

@@ -50,7 +50,10 @@
 // or 403), so the client's authorization flow is the SDK's
 // auth.AuthorizationCodeHandler (discovery, registration, PKCE, scopes,
 // step-up), driven as the SDK's own transport drives it, with the tokens
-// kept in Storage.
+// kept in Storage. The grants without a user (client credentials, JWT
+// bearer, enterprise-managed token exchange) and DPoP-bound tokens, which
+// the SDK does not implement, are the client's own (oauth_grants.go,
+// oauth_jwt.go, oauth_dpop.go), on the same discovery and storage.
 package client
 
 import (

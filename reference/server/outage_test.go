@@ -154,6 +154,9 @@ func runProbes(t *testing.T, phase string, bound time.Duration, probes []probe) 
 // counter and every task are there on both replicas, none expired or
 // failed for the outage.
 func TestStoreOutage(t *testing.T) {
+	// Beside the package's other tests: it mostly waits out outages on a
+	// Redis of its own.
+	t.Parallel()
 	rsrv := redistest.StartWith(t, redistest.Options{Persist: true})
 	cfg := replicaConfig()
 	rs := replicasOn(t, rsrv, 2, cfg)

@@ -246,6 +246,8 @@ func within(t *testing.T, what string, d time.Duration, f func() error) {
 // notifications), DELETE ends the stalled stream, and shutdown is bounded
 // (sessions within the host's halt timeout, then the HTTP drain).
 func TestStalledStandaloneGET(t *testing.T) {
+	// Beside the package's other tests: it mostly waits on its own server.
+	t.Parallel()
 	t.Run("replacing GET", func(t *testing.T) {
 		e, _, sid := newStalledGET(t)
 		var st *wire.Stream
