@@ -84,7 +84,7 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 	for _, j := range jobs {
 		switch {
 		case !selected(j):
-			results[j.name()] = en.verdict(j.Entry, j.revision, kit.Result{State: kit.Skipped, Message: report.NotSelected()})
+			results[j.name()] = en.verdict(j.Entry, j.revision, kit.Result{State: kit.Skipped, Message: report.NotSelectedMessage, Cause: report.NotSelected})
 		case j.Entry.Exclusive:
 			alone = append(alone, j)
 		default:
@@ -261,7 +261,7 @@ func (en *engine) verdict(e catalogue.Entry, revision string, r kit.Result) repo
 	switch r.State {
 	case kit.Inconclusive:
 		// Never the target's failure, listed in the baseline or not.
-		c.Verdict = report.Inconclusive
+		c.Verdict, c.Cause = report.Inconclusive, report.Unobservable
 		c.Message, c.Exchange = "could not observe the behaviour: "+r.Message, r.Exchange
 		if r.Retried != "" {
 			c.Message = "could not observe the behaviour, on a retry either: " + r.Message
@@ -277,7 +277,7 @@ func (en *engine) verdict(e catalogue.Entry, revision string, r kit.Result) repo
 			c.Message = "listed in --expected-failures but passed: remove it from the baseline"
 		}
 	case kit.Skipped:
-		c.Verdict, c.Message = report.Skip, r.Message
+		c.Verdict, c.Message, c.Cause = report.Skip, r.Message, r.Cause
 	default: // failed or abandoned
 		c.Message, c.Location, c.Exchange = r.Message, r.Location, r.Exchange
 		switch {

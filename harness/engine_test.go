@@ -65,7 +65,7 @@ func TestEngineSchedules(t *testing.T) {
 		switch {
 		case c.ID != entries[i].ID:
 			t.Fatalf("result %d is %s, want catalogue order (%s)", i, c.ID, entries[i].ID)
-		case c.ID == left && (c.Verdict != report.Skip || c.Message != report.NotSelected()):
+		case c.ID == left && (c.Verdict != report.Skip || c.Cause != report.NotSelected):
 			t.Errorf("%s: %s %q, want not selected", c.ID, c.Verdict, c.Message)
 		case c.ID != left && c.Verdict != report.Pass:
 			t.Errorf("%s: %s %q", c.ID, c.Verdict, c.Message)

@@ -11,7 +11,7 @@ import (
 func countNotSelected(cs []report.Check) int {
 	n := 0
 	for _, c := range cs {
-		if c.Verdict == report.Skip && c.Message == report.NotSelected() {
+		if c.Verdict == report.Skip && c.Cause == report.NotSelected {
 			n++
 		}
 	}

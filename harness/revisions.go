@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
@@ -120,7 +121,7 @@ func (o *Options) revisionJobs(p revisionProbe, tc *serverchecks.Target, cfg *ta
 	} else {
 		for _, c := range serverchecks.Checks(&serverchecks.Target{Config: cfg}) {
 			why := fmt.Sprintf("not applicable: the target does not speak protocol %s: %s", p.revision, p.why)
-			c.Run = func(t *kit.T) { t.Skip(why) }
+			c.Run = func(t *kit.T) { t.Skip(report.OtherRevision, why) }
 			checks = append(checks, c)
 		}
 	}

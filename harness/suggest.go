@@ -13,7 +13,6 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
-	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 	"github.com/mcp-conform/mcp-conform/target"
 )
 
@@ -174,7 +173,7 @@ func enablingOf(entries []catalogue.Entry, has func(catalogue.Key) bool, restart
 func missingKeys(checks []report.Check, has func(catalogue.Key) bool, restartable, replicated bool) enabling {
 	var es []catalogue.Entry
 	for _, c := range checks {
-		if c.Verdict != report.Skip || !serverchecks.Unmet(c.Message) {
+		if c.Verdict != report.Skip || !c.Cause.Unmet() {
 			continue
 		}
 		if e, ok := catalogue.Lookup(c.ID); ok {

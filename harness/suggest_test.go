@@ -87,16 +87,18 @@ func TestSuggestedProfile(t *testing.T) {
 // --replica-url) are counted by all they lack, and checks skipped for
 // other reasons not at all.
 func TestMissingKeys(t *testing.T) {
-	skip := func(id, msg string) report.Check { return report.Check{ID: id, Verdict: report.Skip, Message: msg} }
+	skip := func(id string, cause report.Cause, msg string) report.Check {
+		return report.Check{ID: id, Verdict: report.Skip, Cause: cause, Message: msg}
+	}
 	checks := []report.Check{
-		skip("GET-UNRELATED", serverchecks.NeedsKey+" tools.notifying"),
-		skip("MSG-ONE-STREAM", serverchecks.NeedsKey+" tools.notifying"),
-		skip("REPLAY-EVICTION", serverchecks.NeedsKey+"s tools.notifying and timings.event_max_age"),
-		skip("REPLICA-NOTIFY-ROUTED", serverchecks.NoReplicas),
-		skip("REPLICA-LOSS", serverchecks.NoRestart),
-		skip("REPLICA-SESSION-SHARED", serverchecks.NoReplicas),
-		skip("RESTART-404", serverchecks.NoRestart),
-		skip("EVT-REPLAY-STREAM", "the target's SSE events carry no ids, so streams cannot be resumed"),
+		skip("GET-UNRELATED", report.NeedsProfileKey, serverchecks.NeedsKey+" tools.notifying"),
+		skip("MSG-ONE-STREAM", report.NeedsProfileKey, serverchecks.NeedsKey+" tools.notifying"),
+		skip("REPLAY-EVICTION", report.NeedsProfileKey, serverchecks.NeedsKey+"s tools.notifying and timings.event_max_age"),
+		skip("REPLICA-NOTIFY-ROUTED", report.NeedsReplica, serverchecks.NoReplicas),
+		skip("REPLICA-LOSS", report.NeedsRestart, serverchecks.NoRestart),
+		skip("REPLICA-SESSION-SHARED", report.NeedsReplica, serverchecks.NoReplicas),
+		skip("RESTART-404", report.NeedsRestart, serverchecks.NoRestart),
+		skip("EVT-REPLAY-STREAM", report.NotOffered, "the target's SSE events carry no ids, so streams cannot be resumed"),
 		{ID: "SESS-DELETE", Verdict: report.Pass},
 	}
 	none := func(catalogue.Key) bool { return false }

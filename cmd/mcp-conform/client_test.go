@@ -153,7 +153,7 @@ func TestE2EClientCatchesFixtures(t *testing.T) {
 				switch {
 				case broken && !caught(c):
 					t.Errorf("%s is %s against %s (%s): the check does not catch it", c.ID, c.Verdict, f.Name, f.About)
-				case skipped && (c.Verdict != report.Skip || !strings.HasPrefix(c.Message, "not applicable: ")):
+				case skipped && !declined(c):
 					t.Errorf("%s is %s against %s (%s), want not applicable: %s", c.ID, c.Verdict, f.Name, f.About, c.Message)
 				case !broken && !skipped && c.Verdict != report.Pass:
 					t.Errorf("%s is %s against %s, which does not break it: %s", c.ID, c.Verdict, f.Name, c.Message)
@@ -161,6 +161,12 @@ func TestE2EClientCatchesFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// declined reports a check skipped as not applicable to the client: it
+// declined what the check asked of it, or had nothing the check grades.
+func declined(c report.Check) bool {
+	return c.Verdict == report.Skip && (c.Cause == report.NotOffered || c.Cause == report.NotApplicable)
 }
 
 // scenariosOf are the --scenario flags of a run against a broken client
@@ -225,14 +231,14 @@ func TestClientWrapper(t *testing.T) {
 		got[c.ID] = c
 	}
 	for _, id := range []string{"CLI-PERSIST", "CLI-CLEAR-ON-DISCONNECT"} {
-		if c := got[id]; c.Verdict != report.Skip || !strings.HasPrefix(c.Message, "not applicable: ") {
+		if c := got[id]; !declined(c) {
 			t.Errorf("%s: %s %q, want a not-applicable skip", id, c.Verdict, c.Message)
 		}
 	}
 	if c := got["CLI-RESUME"]; c.Verdict != report.Pass {
 		t.Errorf("CLI-RESUME: %s (%s)", c.Verdict, c.Message)
 	}
-	if c := got["CLI-STATUS"]; c.Verdict != report.Skip || c.Message != report.NotSelected() {
+	if c := got["CLI-STATUS"]; c.Verdict != report.Skip || c.Cause != report.NotSelected {
 		t.Errorf("CLI-STATUS: %s %q, want not selected", c.Verdict, c.Message)
 	}
 }
@@ -366,9 +372,9 @@ func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 				task := sessionless(c.ID)
 				broken, skipped := slices.Contains(f.Breaks, c.ID), slices.Contains(f.Skips, c.ID)
 				switch {
-				case !task && (c.Verdict != report.Skip || !strings.Contains(c.Message, "needs sessions")):
+				case !task && (c.Verdict != report.Skip || c.Cause != report.NoSessions):
 					t.Errorf("%s is %s (%s), want not applicable under 2026-07-28", c.ID, c.Verdict, c.Message)
-				case task && skipped && (c.Verdict != report.Skip || !strings.HasPrefix(c.Message, "not applicable: ")):
+				case task && skipped && !declined(c):
 					t.Errorf("%s is %s against %s (%s), want not applicable: %s", c.ID, c.Verdict, f.Name, f.About, c.Message)
 				case task && skipped:
 				case task && broken && !caught(c):
@@ -499,7 +505,7 @@ func TestClientNoProgressToken(t *testing.T) {
 func TestClientFallbackNeedsARejoin(t *testing.T) {
 	t.Parallel()
 	c := runClientChecks(t, brokenClient(t, "reconnect-fresh"), "CLI-FALLBACK")["CLI-FALLBACK"]
-	if c.Verdict != report.Skip || !strings.HasPrefix(c.Message, "not applicable: after the restart run 2 never presented its stored session") {
+	if c.Verdict != report.Skip || c.Cause != report.NotApplicable || !strings.HasPrefix(c.Message, "not applicable: after the restart run 2 never presented its stored session") {
 		t.Errorf("CLI-FALLBACK against a client that never rejoins: %s %q, want not applicable", c.Verdict, c.Message)
 	}
 	if c := runClientChecks(t, brokenClient(t, "no-fallback"), "CLI-FALLBACK")["CLI-FALLBACK"]; c.Verdict != report.Fail {

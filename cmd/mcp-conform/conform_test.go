@@ -184,7 +184,7 @@ func focusOn(ids []string) []string {
 
 // leftOut reports a check that a focused fixture run did not select.
 func leftOut(c report.Check) bool {
-	return !fullMatrix && c.Verdict == report.Skip && c.Message == report.NotSelected()
+	return !fullMatrix && c.Verdict == report.Skip && c.Cause == report.NotSelected
 }
 
 // withPremises is ids and the checks their premises rest on, each once.
@@ -430,7 +430,7 @@ func checkBreaks(t *testing.T, f fixtures.Fixture, breaks, blocked []string, r f
 			broken := slices.Contains(breaks, c.ID)
 			inapplicable := f.Stateless && !catalogue.MustLookup(c.ID).Sessionless
 			switch {
-			case inapplicable && (c.Verdict != report.Skip || !strings.HasPrefix(c.Message, "not applicable: ")):
+			case inapplicable && (c.Verdict != report.Skip || c.Cause != report.NoSessions):
 				wrong = append(wrong, fmt.Sprintf("%s is %s (%s): against a stateless target it needs sessions, so it is not applicable", c.ID, c.Verdict, c.Message))
 			case inapplicable:
 			case broken && (c.Verdict == report.Pass || (skips && c.Verdict == report.Skip)):
@@ -488,7 +488,7 @@ func expectAllPass(t *testing.T, r *report.Run, side catalogue.Side) []string {
 // replica check without --replica-url, or a check of the sessionless
 // revision in a run of an earlier one.
 func skipsByDesign(c report.Check) bool {
-	return skipsForReplicas(c) || (c.Verdict == report.Skip && c.Message == serverchecks.OnlySessionlessRevision)
+	return skipsForReplicas(c) || (c.Verdict == report.Skip && c.Cause == report.OtherRevision)
 }
 
 func sorted(s []string) []string {

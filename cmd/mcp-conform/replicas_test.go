@@ -20,7 +20,6 @@ import (
 	"github.com/mcp-conform/mcp-conform/internal/redistest"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
-	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 )
 
 // TestE2EServerCatchesReplicaFixtures: the replica checks, run with --url and
@@ -102,7 +101,7 @@ func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
 // --replica-url: what it does against one replica (TestE2EServerReference,
 // the single-server fixtures); TestE2EServerCatchesReplicaFixtures runs them.
 func skipsForReplicas(c report.Check) bool {
-	return strings.HasPrefix(c.ID, "REPLICA-") && c.Verdict == report.Skip && c.Message == serverchecks.NoReplicas
+	return strings.HasPrefix(c.ID, "REPLICA-") && c.Verdict == report.Skip && c.Cause == report.NeedsReplica
 }
 
 // startReplica runs `mcp-conform serve --store` as its own process and

@@ -185,7 +185,7 @@ func TestLabelFilterSelects(t *testing.T) {
 	r := readRun(t, js)
 	ran := 0
 	for _, c := range r.Checks {
-		unselected := c.Verdict == report.Skip && c.Message == report.NotSelected()
+		unselected := c.Verdict == report.Skip && c.Cause == report.NotSelected
 		switch {
 		case want[c.ID] && unselected:
 			t.Errorf("%s has the labels but was not selected", c.ID)

@@ -41,7 +41,7 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLEVEL\tRESULT\tTIME")
 	for _, c := range r.Checks {
-		if c.Verdict == Skip && c.Message == notSelected {
+		if c.Verdict == Skip && c.Cause == NotSelected {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fs\n", c.Name(), c.Level, Mark(c.Verdict), c.Seconds)
@@ -77,18 +77,16 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 	fmt.Fprintln(w)
 }
 
-// notSelected is the message of a check the filters left out.
-const notSelected = "not selected by --checks, --label-filter or --focus"
-
-// NotSelected is the skip message of a check that was filtered out.
-func NotSelected() string { return notSelected }
+// NotSelectedMessage is the message of a check the filters left out
+// (cause NotSelected).
+const NotSelectedMessage = "not selected by --checks, --label-filter or --focus"
 
 // verdictCounts is the run's count of each verdict that occurred ("3
 // pass"), in display order, less the checks the filters left out, and
 // how many those were.
 func verdictCounts(r *Run) (counts []string, unselected int) {
 	for _, c := range r.Checks {
-		if c.Verdict == Skip && c.Message == notSelected {
+		if c.Verdict == Skip && c.Cause == NotSelected {
 			unselected++
 		}
 	}

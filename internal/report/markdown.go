@@ -47,7 +47,7 @@ func WriteMarkdown(w io.Writer, r *Run, docsBase string) error {
 		case Pass:
 			passes = append(passes, c)
 		case Skip:
-			if c.Message == notSelected {
+			if c.Cause == NotSelected {
 				unselected++
 				continue
 			}

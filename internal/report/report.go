@@ -65,12 +65,15 @@ type Check struct {
 	CheckSet string `json:"check_set"`
 	// Profile is CheckSet under its schema-1 name, kept for readers of
 	// that schema (fields are never changed, only added).
-	Profile  string  `json:"profile"`
-	Summary  string  `json:"summary"`
-	SpecRef  string  `json:"spec_ref"`
-	Verdict  Verdict `json:"verdict"`
-	Message  string  `json:"message,omitempty"`
-	Location string  `json:"location,omitempty"`
+	Profile string  `json:"profile"`
+	Summary string  `json:"summary"`
+	SpecRef string  `json:"spec_ref"`
+	Verdict Verdict `json:"verdict"`
+	Message string  `json:"message,omitempty"`
+	// Cause is why a skipped or inconclusive check did not judge the
+	// behaviour (see Cause); empty for the other verdicts.
+	Cause    Cause  `json:"cause,omitempty"`
+	Location string `json:"location,omitempty"`
 	// Exchange is the wire log of a failed check: requests, statuses,
 	// headers, SSE lines with ids, faults, with times from the check's start.
 	Exchange string  `json:"exchange,omitempty"`

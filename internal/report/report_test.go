@@ -16,11 +16,11 @@ func sample() *Run {
 			{ID: "A-PASS", Level: "MUST", Section: "s", Verdict: Pass, Seconds: 0.1},
 			{ID: "B-FAIL", Level: "MUST", Section: "s", Verdict: Fail, Message: "want 404\ngot 400", Location: "x.go:1", Exchange: "#1 → POST /mcp\n"},
 			{ID: "C-WARN", Level: "SHOULD", Section: "s", Verdict: Warn, Message: "no priming"},
-			{ID: "D-SKIP", Level: "RES", Section: "s", Verdict: Skip, Message: "needs target-config key tools.notifying"},
-			{ID: "E-OUT", Level: "RES", Section: "s", Verdict: Skip, Message: NotSelected()},
+			{ID: "D-SKIP", Level: "RES", Section: "s", Verdict: Skip, Message: "needs target-config key tools.notifying", Cause: NeedsProfileKey},
+			{ID: "E-OUT", Level: "RES", Section: "s", Verdict: Skip, Message: NotSelectedMessage, Cause: NotSelected},
 			{ID: "F-STALE", Level: "MUST", Section: "s", Verdict: Stale, Message: "passed"},
 			{ID: "G-XFAIL", Level: "MUST", Section: "s", Verdict: ExpectedFailure, Message: "409"},
-			{ID: "H-INCONC", Level: "RES", Section: "s", Verdict: Inconclusive, Message: "the harness's own initialize took 3s, past the 1s idle threshold"},
+			{ID: "H-INCONC", Level: "RES", Section: "s", Verdict: Inconclusive, Cause: Unobservable, Message: "the harness's own initialize took 3s, past the 1s idle threshold"},
 			{ID: "I-BLOCKED", Level: "RES", Section: "s", Verdict: Blocked, BlockedBy: []string{"B-FAIL"}, Message: "blocked by B-FAIL"},
 		}}
 	r.Finish()
@@ -112,7 +112,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if len(back.Checks) != 9 || back.Checks[1].Exchange == "" || back.Counts[Pass] != 1 || back.Defects != 3 || back.Checks[8].BlockedBy[0] != "B-FAIL" {
 		t.Errorf("%+v", back)
 	}
-	for _, key := range []string{`"schema_version": 2`, `"check_set": "all"`, `"profile": "all"`, `"verdict": "fail"`, `"duration_seconds"`, `"counts"`} {
+	for _, key := range []string{`"schema_version": 2`, `"check_set": "all"`, `"profile": "all"`, `"verdict": "fail"`, `"cause": "needs-profile-key"`, `"cause": "unobservable"`, `"duration_seconds"`, `"counts"`} {
 		if !strings.Contains(b.String(), key) {
 			t.Errorf("JSON lacks %s", key)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
@@ -109,12 +110,12 @@ func Checks(cl *Client) []kit.Check {
 		out[i] = kit.Check{Entry: ent, Need: d.need(cl), Run: func(t *kit.T) {
 			switch {
 			case d.only && !cl.modern():
-				t.Skip(serverchecks.OnlySessionlessRevision)
+				t.Skip(report.OtherRevision, serverchecks.OnlySessionlessRevision)
 			case ent.Sessionless:
 			case cl.ProtocolVersion == wire.SessionlessProtocolVersion:
-				t.Skip("not applicable: the check needs sessions, which " + wire.SessionlessProtocolVersion + " does not have")
+				t.Skip(report.NoSessions, "not applicable: the check needs sessions, which "+wire.SessionlessProtocolVersion+" does not have")
 			case cl.Measured.Revision != "":
-				t.Skipf("not applicable: the check needs sessions, and the client speaks %s by itself (in its measured run it asked server/discover or sent that MCP-Protocol-Version), which has none", cl.Measured.Revision)
+				t.Skipf(report.NoSessions, "not applicable: the check needs sessions, and the client speaks %s by itself (in its measured run it asked server/discover or sent that MCP-Protocol-Version), which has none", cl.Measured.Revision)
 			}
 			e := cl.newEnv(t, d)
 			if !ent.Sessionless && !e.modern() {
@@ -136,7 +137,7 @@ func (e *clientEnv) respectRevision() {
 	e.mu.Unlock()
 	for i := 1; i <= n; i++ {
 		if how := e.spokeModern(i); how != "" {
-			e.Skipf("not applicable: the check needs sessions, and run %d of the client spoke %s by itself (%s), which has none", i, wire.SessionlessProtocolVersion, how)
+			e.Skipf(report.NoSessions, "not applicable: the check needs sessions, and run %d of the client spoke %s by itself (%s), which has none", i, wire.SessionlessProtocolVersion, how)
 		}
 	}
 	if v != nil {

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // oauthChecks are the checks of an OAuth access token that expires while
@@ -136,7 +137,7 @@ func (e *clientEnv) skipWithoutOAuth(cr *clientRun, as *oauthAS) {
 	e.Helper()
 	cr.declined()
 	if cr.code != 0 && as.requests() == 0 {
-		e.Skipf("not applicable: the client does not do OAuth: run %d (%s) ended with %s after the 401 without a request to the protected resource metadata or the authorization server (a client with OAuth support runs the flow when %s is set)%s",
+		e.Skipf(report.NotOffered, "not applicable: the client does not do OAuth: run %d (%s) ended with %s after the 401 without a request to the protected resource metadata or the authorization server (a client with OAuth support runs the flow when %s is set)%s",
 			cr.n, cr.action, cr.exitText(), contract.EnvOAuth, cr.clientError())
 	}
 }

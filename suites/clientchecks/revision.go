@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
@@ -170,7 +171,7 @@ func revisionChecks() []def {
 			e.srv.setEra(eraLegacy)
 			a := e.start(callRun("echo", map[string]any{"text": "one"}))
 			if why := e.fellBack(ctx, a); why != "" {
-				e.Skipf("not applicable: %s, so there is nothing to upgrade from (CLI-DOWNGRADE grades the fallback)%s", why, a.clientError())
+				e.Skipf(report.NotApplicable, "not applicable: %s, so there is nothing to upgrade from (CLI-DOWNGRADE grades the fallback)%s", why, a.clientError())
 			}
 			var armed atomic.Bool
 			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
@@ -184,7 +185,7 @@ func revisionChecks() []def {
 			b.declined()
 			refused := e.refusedIn(b.n, eraModern)
 			if refused == nil {
-				e.Skipf("not applicable: run %d's call was not refused for its revision (it spoke %s already), so no upgrade was needed%s", b.n, eraModern, b.clientError())
+				e.Skipf(report.NotApplicable, "not applicable: run %d's call was not refused for its revision (it spoke %s already), so no upgrade was needed%s", b.n, eraModern, b.clientError())
 			}
 			xs := e.exchanges(b.n)
 			probe := firstAfter(xs, refused.N, exchange.isModern)
@@ -215,7 +216,7 @@ func revisionChecks() []def {
 		{id: "CLI-DOWNGRADE", only: true, runs: 2, body: func(ctx context.Context, e *clientEnv) {
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "one"}))
 			if e.spokeModern(a.n) == "" {
-				e.Skipf("not applicable: run %d did not speak %s, so there is nothing to fall back from", a.n, eraModern)
+				e.Skipf(report.NotApplicable, "not applicable: run %d did not speak %s, so there is nothing to fall back from", a.n, eraModern)
 			}
 			var armed atomic.Bool
 			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
@@ -229,7 +230,7 @@ func revisionChecks() []def {
 			b.declined()
 			refused := e.refusedIn(b.n, eraLegacy)
 			if refused == nil {
-				e.Skipf("not applicable: run %d's first request was of %s, which the server still speaks", b.n, eraLegacy)
+				e.Skipf(report.NotApplicable, "not applicable: run %d's first request was of %s, which the server still speaks", b.n, eraLegacy)
 			}
 			xs := e.exchanges(b.n)
 			modern := 0
@@ -263,7 +264,7 @@ func revisionChecks() []def {
 			e.srv.setEra(eraLegacy)
 			a := e.start(callRun("echo", map[string]any{"text": "one"}))
 			if why := e.fellBack(ctx, a); why != "" {
-				e.Skipf("not applicable: %s, so there is no revision to remember (CLI-DOWNGRADE grades the fallback)%s", why, a.clientError())
+				e.Skipf(report.NotApplicable, "not applicable: %s, so there is no revision to remember (CLI-DOWNGRADE grades the fallback)%s", why, a.clientError())
 			}
 			b := e.run(ctx, callRun("echo", map[string]any{"text": "two"}))
 			for _, x := range e.exchanges(b.n) {

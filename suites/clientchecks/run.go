@@ -289,11 +289,11 @@ func (cr *clientRun) declined() {
 	lines, exited, _ := cr.snapshot()
 	for _, l := range lines {
 		if l.Type == contract.LineNotApplicable {
-			cr.e.Skipf("not applicable: the client declined %s (%s)", cr.action, l.Reason)
+			cr.e.Skipf(report.NotOffered, "not applicable: the client declined %s (%s)", cr.action, l.Reason)
 		}
 	}
 	if exited && cr.code == contract.ExitNotApplicable {
-		cr.e.Skipf("not applicable: the client declined %s (exit status %d)", cr.action, contract.ExitNotApplicable)
+		cr.e.Skipf(report.NotOffered, "not applicable: the client declined %s (exit status %d)", cr.action, contract.ExitNotApplicable)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // A long call that is still running when the client is killed; its first
@@ -189,7 +190,7 @@ func (e *clientEnv) expectPresented(n int, sid, since string) {
 			return
 		}
 	}
-	e.Skipf("not applicable: after %s run %d never presented its stored session %s (it started a new session at once), so there was no gone session to fall back from; CLI-RECONNECT grades rejoining a stored session", since, n, sid)
+	e.Skipf(report.NotApplicable, "not applicable: after %s run %d never presented its stored session %s (it started a new session at once), so there was no gone session to fall back from; CLI-RECONNECT grades rejoining a stored session", since, n, sid)
 }
 
 // expectFresh checks that run n called its tool on a session it created

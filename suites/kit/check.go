@@ -54,6 +54,8 @@ type Result struct {
 	State State
 	// Message says why the check failed or was skipped.
 	Message string
+	// Cause is why a skipped check was skipped.
+	Cause report.Cause
 	// Location is the file:line of the failed assertion.
 	Location string
 	// Exchange is the check's exchange log (requests, statuses, SSE lines,

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	. "github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
@@ -30,7 +31,7 @@ func TestExecuteStates(t *testing.T) {
 		{"pass", func(*T) {}, Passed, ""},
 		{"assertion", func(k *T) { k.Expect(1).To(Equal(2), "one is not two") }, Failed, "one is not two"},
 		{"fail", func(k *T) { k.Failf("broken %d", 7) }, Failed, "broken 7"},
-		{"skip", func(k *T) { k.Skip("not applicable: no GET") }, Skipped, "not applicable: no GET"},
+		{"skip", func(k *T) { k.Skip(report.NotOffered, "not applicable: no GET") }, Skipped, "not applicable: no GET"},
 		{"panic", func(*T) { panic("boom") }, Failed, "panic: boom"},
 		{"eventually", func(k *T) { k.Eventually(func() bool { return false }).Should(BeTrue(), "the awaited event") }, Failed, "for the awaited event, in vain"},
 		{"pause past deadline", func(k *T) { k.Pause(time.Hour) }, Failed, "deadline passed"},
@@ -41,11 +42,11 @@ func TestExecuteStates(t *testing.T) {
 		}, Failed, "the session expired during the check\n400 Unknown Last-Event-ID"},
 		{"skip diagnosed", func(k *T) {
 			k.Diagnose(func(context.Context) string { return "the session expired during the check" })
-			k.Skip("the target does not resume streams")
+			k.Skip(report.NotOffered, "the target does not resume streams")
 		}, Failed, "the session expired during the check\nthe check would have been skipped: the target does not resume streams"},
 		{"skip without a cause", func(k *T) {
 			k.Diagnose(func(context.Context) string { return "" })
-			k.Skip("no GET stream")
+			k.Skip(report.NotOffered, "no GET stream")
 		}, Skipped, "no GET stream"},
 		{"cleanup", func(k *T) {
 			k.Cleanup(func(context.Context) { cleaned++ })
@@ -56,6 +57,11 @@ func TestExecuteStates(t *testing.T) {
 			r := run(t, 200*time.Millisecond, tc.body)
 			if r.State != tc.state || !strings.Contains(r.Message, tc.msg) {
 				t.Errorf("state %v message %q, want %v containing %q", r.State, r.Message, tc.state, tc.msg)
+			}
+			// A skip carries its cause; a skip a diagnosis turned into a
+			// failure carries none.
+			if want := map[bool]report.Cause{true: report.NotOffered}[r.State == Skipped]; r.Cause != want {
+				t.Errorf("cause %q, want %q", r.Cause, want)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // T is one running check's handle: its context, Gomega assertions that
@@ -38,6 +39,7 @@ type ended struct {
 	state    State
 	message  string
 	location string
+	cause    report.Cause // a skip's
 }
 
 func newT(ctx context.Context, e catalogue.Entry) *T {
@@ -81,11 +83,15 @@ func (t *T) Fail(message string) {
 // Failf is Fail with a format.
 func (t *T) Failf(format string, args ...any) { t.Fail(fmt.Sprintf(format, args...)) }
 
-// Skip ends the check as skipped; reason says why it does not apply.
-func (t *T) Skip(reason string) { panic(ended{state: Skipped, message: reason}) }
+// Skip ends the check as skipped for cause; reason says why, for a reader.
+func (t *T) Skip(cause report.Cause, reason string) {
+	panic(ended{state: Skipped, message: reason, cause: cause})
+}
 
 // Skipf is Skip with a format.
-func (t *T) Skipf(format string, args ...any) { t.Skip(fmt.Sprintf(format, args...)) }
+func (t *T) Skipf(cause report.Cause, format string, args ...any) {
+	t.Skip(cause, fmt.Sprintf(format, args...))
+}
 
 // Inconclusive ends the check as inconclusive: the harness could not
 // observe the behaviour. reason says what it could not observe and why
@@ -130,7 +136,7 @@ func (t *T) diagnose(r Result) Result {
 			continue
 		}
 		if r.State == Skipped {
-			r.State, r.Message = Failed, "the check would have been skipped: "+r.Message
+			r.State, r.Cause, r.Message = Failed, "", "the check would have been skipped: "+r.Message
 		}
 		r.Message = cause + "\n" + r.Message
 	}
@@ -172,7 +178,7 @@ func (t *T) run(body func(*T)) (r Result) {
 				r = Result{State: Failed, Message: endedEarly(t.ctx)}
 			}
 		case ended:
-			r = Result{State: v.state, Message: v.message, Location: v.location}
+			r = Result{State: v.state, Message: v.message, Location: v.location, Cause: v.cause}
 		default:
 			r = Result{State: Failed, Message: fmt.Sprintf("panic: %v\n%s", v, debug.Stack()), Location: t.location()}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -260,7 +261,7 @@ func (e *env) asDeclared(ctx context.Context) {
 		e.Logf("the undisturbed call the harness made before the checks:\n%s", b.Exchange)
 	}
 	if b.Unobserved != "" {
-		e.Skip(b.Unobserved + ": the checks that need the call's stream skip too")
+		e.Skip(report.Unobservable, b.Unobserved+": the checks that need the call's stream skip too")
 	}
 	e.Logf("%s", b)
 	if short := b.Shortfall(); short != "" {

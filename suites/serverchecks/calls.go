@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
@@ -31,7 +32,7 @@ func (e *env) startNotifying(ctx context.Context, c *wire.Client, sid, token str
 	id, _ := json.Marshal(body["id"])
 	s, err := c.OpenPOST(ctx, sid, body)
 	if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusOK {
-		e.Skip("the target answered tools/call with a JSON body, not an SSE stream; this check needs the response streamed")
+		e.Skip(report.NotOffered, "the target answered tools/call with a JSON body, not an SSE stream; this check needs the response streamed")
 	}
 	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
 	return &call{token: token, id: string(id), post: e.collect("POST "+t.Name, s)}
@@ -247,7 +248,7 @@ func (e *env) awaitPostNotes(ctx context.Context, k *call, n int, others ...*col
 		return done || len(e.notes(k.post.Messages(), k)) >= n
 	}, "%d notifications of %s, or its response, on its POST stream", n, k.token)
 	if got := len(e.notes(k.post.Messages(), k)); got < n {
-		e.Skip(fmt.Sprintf("the call answered with %d of its notifications on its POST stream: %s", got, e.notesSeen(k, others)))
+		e.Skip(report.Unobservable, fmt.Sprintf("the call answered with %d of its notifications on its POST stream: %s", got, e.notesSeen(k, others)))
 	}
 }
 
@@ -273,7 +274,7 @@ func (e *env) notesSeen(k *call, others []*collector) string {
 // needIDs skips a resumption check when the stream carries no event ids.
 func (e *env) needIDs(c *collector) {
 	if c.LastID() == "" {
-		e.Skip("the target's SSE events carry no ids, so streams cannot be resumed")
+		e.Skip(report.NotOffered, "the target's SSE events carry no ids, so streams cannot be resumed")
 	}
 }
 
@@ -286,11 +287,11 @@ func (e *env) resume(ctx context.Context, sid string, from *collector) *collecto
 	s, err := e.get(ctx, e.C, sid, lastID)
 	if se := new(wire.StatusError); errors.As(err, &se) && se.Status != http.StatusNotFound {
 		if age, late := from.sinceLastID(), e.Config.Timings.EventMaxAge.D(); late > 0 && age > late {
-			e.Skip(fmt.Sprintf("inconclusive: the harness resumed %v after event %q, later than the declared event_max_age %v (a busy machine); the target answered HTTP %d",
+			e.Skip(report.Unobservable, fmt.Sprintf("inconclusive: the harness resumed %v after event %q, later than the declared event_max_age %v (a busy machine); the target answered HTTP %d",
 				age.Round(time.Millisecond), lastID, late, se.Status))
 		}
 		if !e.Entry.ResumeRequired {
-			e.Skip("the target does not resume streams: GET with Last-Event-ID got HTTP " + http.StatusText(se.Status))
+			e.Skip(report.NotOffered, "the target does not resume streams: GET with Last-Event-ID got HTTP "+http.StatusText(se.Status))
 		}
 	}
 	e.Expect(err).NotTo(HaveOccurred(), "GET with Last-Event-ID %q", lastID)

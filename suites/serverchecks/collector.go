@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
@@ -125,7 +126,7 @@ func decode(t *kit.T, evs []sse.Event) []wire.Message {
 func (e *env) openGET(ctx context.Context, c *wire.Client, sid, lastID string) *collector {
 	s, err := e.get(ctx, c, sid, lastID)
 	if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
-		e.Skip("the target answers GET with 405: it offers no standalone stream")
+		e.Skip(report.NotOffered, "the target answers GET with 405: it offers no standalone stream")
 	}
 	e.Expect(err).NotTo(HaveOccurred(), "GET stream (Last-Event-ID %q)", lastID)
 	name := "GET"

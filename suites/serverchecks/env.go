@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -93,12 +94,6 @@ const NeedsKey = "needs target-config key"
 // the harness started.
 const NoRestart = "needs a restartable target: run with --server-cmd"
 
-// Unmet reports whether a check skipped with reason msg lacked one of its
-// catalogue prerequisites: a profile key, --server-cmd or --replica-url.
-func Unmet(msg string) bool {
-	return strings.HasPrefix(msg, NeedsKey) || msg == NoRestart || msg == NoReplicas
-}
-
 // setup skips the check when the target cannot have the behaviour, or
 // when the run lacks what the check needs, and builds its Env. Flags are
 // looked at before keys, so a check skipped for keys needs nothing else.
@@ -106,26 +101,26 @@ func (tc *Target) setup(t *kit.T, d def) *env {
 	ent := t.Entry
 	switch {
 	case d.only && !tc.sessionlessRevision():
-		t.Skip(OnlySessionlessRevision)
+		t.Skip(report.OtherRevision, OnlySessionlessRevision)
 	case tc.Sessionless != "" && !ent.Sessionless:
-		t.Skip("not applicable: " + tc.Sessionless)
+		t.Skip(report.NoSessions, "not applicable: "+tc.Sessionless)
 	case tc.sessionlessRevision() && !d.modern:
-		t.Skip("not applicable: " + tc.Sessionless + "; the check begins with the initialize handshake, which that revision removed")
+		t.Skip(report.NoSessions, "not applicable: "+tc.Sessionless+"; the check begins with the initialize handshake, which that revision removed")
 	}
 	keys, flags := ent.Missing(tc.Config.Has, tc.Restart != nil, len(tc.Replicas) > 0)
 	switch {
 	case slices.Contains(flags, "--server-cmd"):
-		t.Skip(NoRestart)
+		t.Skip(report.NeedsRestart, NoRestart)
 	case slices.Contains(flags, "--replica-url"):
-		t.Skip(NoReplicas)
+		t.Skip(report.NeedsReplica, NoReplicas)
 	case len(keys) == 1:
-		t.Skip(NeedsKey + " " + string(keys[0]))
+		t.Skip(report.NeedsProfileKey, NeedsKey+" "+string(keys[0]))
 	case len(keys) > 1:
 		names := make([]string, len(keys))
 		for i, k := range keys {
 			names[i] = string(k)
 		}
-		t.Skip(NeedsKey + "s " + strings.Join(names, " and "))
+		t.Skip(report.NeedsProfileKey, NeedsKey+"s "+strings.Join(names, " and "))
 	}
 	e := &env{T: t, Config: tc.Config, target: tc}
 	base := tc.URL

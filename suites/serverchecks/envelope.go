@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	. "github.com/onsi/gomega"
@@ -41,7 +42,7 @@ func envelopeChecks() []def {
 			got := e.expectEnvelope(ctx, rand.Text())
 			hint := got.Error.Data.Resume
 			if hint == nil {
-				e.Skip("the envelope carries no data.resume")
+				e.Skip(report.NotOffered, "the envelope carries no data.resume")
 			}
 			e.Expect(hint.Method).NotTo(BeEmpty(), "data.resume.method")
 			e.Expect(hint.Via).NotTo(BeEmpty(), "data.resume.via")
@@ -109,7 +110,7 @@ func (e *env) resumeHint(ctx context.Context) (hint struct{ Method, Via string }
 	var env404 envelope
 	if json.Unmarshal(resp.Body, &env404) != nil || env404.Error == nil || env404.Error.Data.Resume == nil ||
 		env404.Error.Data.Resume.Method == "" || env404.Error.Data.Resume.Via == "" {
-		e.Skip("the 404 for an unknown session carries no data.resume {method, via}: the target names no resume token")
+		e.Skip(report.NotOffered, "the 404 for an unknown session carries no data.resume {method, via}: the target names no resume token")
 	}
 	r := env404.Error.Data.Resume
 	return struct{ Method, Via string }{r.Method, r.Via}

@@ -3,13 +3,14 @@ package serverchecks
 import (
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/toxics"
 )
 
 // needProxy skips a check that injects faults when there is no proxy.
 func (e *env) needProxy() *toxics.Proxy {
 	if e.proxy == nil {
-		e.Skip("injects a network fault: needs the fault proxy (run without --no-proxy)")
+		e.Skip(report.NeedsProxy, "injects a network fault: needs the fault proxy (run without --no-proxy)")
 	}
 	return e.proxy
 }

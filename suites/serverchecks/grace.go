@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/target"
 )
 
@@ -149,7 +150,7 @@ func (e *env) survivesSilence(ctx context.Context, silence time.Duration, why st
 // target declares none (grace_period: 0s, an idle TTL alone).
 func (e *env) needGracePeriod() {
 	if e.Config.Timings.GracePeriod == 0 {
-		e.Skip("the target declares no grace period (timings.grace_period: 0s): a session expires at its idle threshold")
+		e.Skip(report.NotApplicable, "the target declares no grace period (timings.grace_period: 0s): a session expires at its idle threshold")
 	}
 }
 

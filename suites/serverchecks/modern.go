@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
@@ -193,7 +194,7 @@ func (e *env) modernCall(ctx context.Context, c *wire.Client, token string) *cal
 	e.Expect(err).NotTo(HaveOccurred())
 	s, err := c.Open(req)
 	if isStatus(err, http.StatusOK) {
-		e.Skip("the target answered tools/call with a JSON body, not an SSE stream; this check needs the response streamed")
+		e.Skip(report.NotOffered, "the target answered tools/call with a JSON body, not an SSE stream; this check needs the response streamed")
 	}
 	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
 	raw, _ := json.Marshal(id)
@@ -265,7 +266,7 @@ func (e *env) sseUnbuffered(ctx context.Context) {
 		streams = append(streams, seen{"the subscriptions/listen stream", l.s.Resp.Header.Get("X-Accel-Buffering")})
 	}
 	if len(streams) == 0 {
-		e.Skip("needs a response stream: declare tools.notifying or listen in the target profile")
+		e.Skip(report.NeedsProfileKey, "needs a response stream: declare tools.notifying or listen in the target profile")
 	}
 	for _, s := range streams {
 		e.Expect(s.value).To(Equal("no"), "X-Accel-Buffering on %s", s.what)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
@@ -49,10 +50,10 @@ func (e *env) relatedStreams(ctx context.Context) {
 	}
 	e.Pause(quiet(e.Config)) // notifications sent to the standalone stream arrive meanwhile
 	if get != nil && len(progressWith(get, a.token))+len(progressWith(get, b.token)) > 0 {
-		e.Skipf("the target sends the calls' progress notifications on the standalone GET stream, none on their POST streams: which request a POST stream's notifications relate to cannot be judged (%s)",
+		e.Skipf(report.Unobservable, "the target sends the calls' progress notifications on the standalone GET stream, none on their POST streams: which request a POST stream's notifications relate to cannot be judged (%s)",
 			progressByStream(calls, []*collector{get}))
 	}
-	e.Skipf("neither call's progress notifications came on any stream the check held (%s): which request a POST stream's notifications relate to cannot be judged (the profile counts %s)",
+	e.Skipf(report.Unobservable, "neither call's progress notifications came on any stream the check held (%s): which request a POST stream's notifications relate to cannot be judged (the profile counts %s)",
 		heldStreams(streams), e.Config.Tools.Notifying.Method)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -146,8 +147,8 @@ func firstNoteID(e *env, k *call) string {
 		}
 	}
 	if notes == 0 {
-		e.Skip(notesElsewhere)
+		e.Skip(report.NotOffered, notesElsewhere)
 	}
-	e.Skip("the call's notifications carry no event ids")
+	e.Skip(report.NotOffered, "the call's notifications carry no event ids")
 	return ""
 }

@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/target"
 	"github.com/mcp-conform/mcp-conform/toxics"
@@ -25,7 +26,7 @@ const NoReplicas = "needs a replicated target: run with --replica-url (the endpo
 // its own, as a round-robin balancer would send requests.
 func (e *env) replicas() []*wire.Client {
 	if len(e.target.Replicas) == 0 {
-		e.Skip(NoReplicas)
+		e.Skip(report.NeedsReplica, NoReplicas)
 	}
 	out := []*wire.Client{e.C}
 	for i, raw := range e.target.Replicas {
@@ -154,7 +155,7 @@ func replicaChecks() []def {
 			e.await(e.noResponse(), func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() },
 				"the POST stream on replica A cut after 3 events, or its response")
 			if _, done := k.response(k.post.Messages()); done {
-				e.Skip("the call's POST stream carried its response within 3 events, so it could not be cut before it: " + notesElsewhere)
+				e.Skip(report.Unobservable, "the call's POST stream carried its response within 3 events, so it could not be cut before it: "+notesElsewhere)
 			}
 			e.needIDs(k.post)
 			s, err := e.get(ctx, cs[1], sid, k.post.LastID())
@@ -203,7 +204,7 @@ func replicaChecks() []def {
 		{id: "REPLICA-LOSS", need: lossNeed, body: func(ctx context.Context, e *env) {
 			cs := e.replicas()
 			if e.target.Kill == nil {
-				e.Skip("needs replica A started by --server-cmd, so that it can be killed")
+				e.Skip(report.NeedsRestart, "needs replica A started by --server-cmd, so that it can be killed")
 			}
 			sid := e.connect(ctx, cs[0])
 			e.expectServes(ctx, cs, sid)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // restartChecks are the restart checks.
@@ -13,7 +15,7 @@ func restartChecks() []def {
 	return []def{
 		{id: "RESTART-404", body: func(ctx context.Context, e *env) {
 			if len(e.target.Replicas) > 0 {
-				e.Skip("not applicable to a replicated deployment (--replica-url): its sessions are meant to outlive one replica's restart (REPLICA-LOSS grades that)")
+				e.Skip(report.NotApplicable, "not applicable to a replicated deployment (--replica-url): its sessions are meant to outlive one replica's restart (REPLICA-LOSS grades that)")
 			}
 			sid := e.connect(ctx, e.C)
 			e.Logf("!! F-RESTART: restarting the target")

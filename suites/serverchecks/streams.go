@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -62,7 +63,7 @@ func streamChecks() []def {
 			// Only a progress notification with the call's token provably
 			// belongs to the call; other methods may be unrelated logging.
 			if m := e.Config.Tools.Notifying.Method; m != "notifications/progress" {
-				e.Skipf("the profile counts %s, which names no request: which call a notification belongs to cannot be told", m)
+				e.Skipf(report.Unobservable, "the profile counts %s, which names no request: which call a notification belongs to cannot be told", m)
 			}
 			sid := e.connect(ctx, e.C)
 			get := e.openGET(ctx, e.C, sid, "")
@@ -116,7 +117,7 @@ func streamChecks() []def {
 				}
 			}
 			if len(ids) == 0 {
-				e.Skip("the target sends no SSE event ids")
+				e.Skip(report.NotOffered, "the target sends no SSE event ids")
 			}
 		}},
 
@@ -152,7 +153,7 @@ func streamChecks() []def {
 
 		{id: "SSE-PRIMING", need: notifyNeed, body: func(ctx context.Context, e *env) {
 			if e.target.ProtocolVersion < "2025-11-25" {
-				e.Skip("priming events are new in protocol 2025-11-25; negotiated " + e.target.ProtocolVersion)
+				e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
 			}
 			sid := e.connect(ctx, e.C)
 			if e.Config.Has(catalogue.KeyNotifying) {
@@ -182,12 +183,12 @@ func streamChecks() []def {
 			first := e.openGET(ctx, e.C, sid, "")
 			second, err := e.C.OpenGET(ctx, sid, "")
 			if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusConflict {
-				e.Skip("the target refuses a second GET stream with 409, so it closes none on purpose here")
+				e.Skip(report.NotOffered, "the target refuses a second GET stream with 409, so it closes none on purpose here")
 			}
 			e.Expect(err).NotTo(HaveOccurred(), "second GET stream")
 			e.collect("second GET", second)
 			if !e.WaitUntil(secondGETWait, first.Ended) {
-				e.Skip("the target kept the first GET stream open after a second one; no server-initiated close to inspect")
+				e.Skip(report.Unobservable, "the target kept the first GET stream open after a second one; no server-initiated close to inspect")
 			}
 			retry := false
 			for _, ev := range first.Events() {
@@ -225,7 +226,7 @@ func (e *env) replayPOST(ctx context.Context, token string, wait time.Duration) 
 	e.await(e.noResponse(), func() bool { _, done := k.response(k.post.Messages()); return done || k.post.Ended() },
 		"the POST stream of %s cut after 3 events, or its response", token)
 	if _, done := k.response(k.post.Messages()); done {
-		e.Skip("the call's POST stream carried its response within 3 events, so it could not be cut before it: " + notesElsewhere)
+		e.Skip(report.Unobservable, "the call's POST stream carried its response within 3 events, so it could not be cut before it: "+notesElsewhere)
 	}
 	e.needIDs(k.post)
 	when := "at once"

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // replacedGETWait bounds how long the server may take to close a replaced GET.
@@ -40,7 +42,7 @@ func streamResilienceChecks() []def {
 
 		{id: "GET-PRIMED", body: func(ctx context.Context, e *env) {
 			if e.target.ProtocolVersion < "2025-11-25" {
-				e.Skip("priming events are new in protocol 2025-11-25; negotiated " + e.target.ProtocolVersion)
+				e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
 			}
 			sid := e.connect(ctx, e.C)
 			get := e.openGET(ctx, e.C, sid, "")

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/target"
 )
@@ -120,7 +121,7 @@ func TestSessionLostNotSkipped(t *testing.T) {
 	skips := kit.Check{Entry: catalogue.MustLookup("RESUME-NO-INIT"), Run: func(k *kit.T) {
 		e := tc.setup(k, def{})
 		e.connect(k.Context(), e.C)
-		e.Skip("the target does not resume streams: GET with Last-Event-ID got HTTP Bad Request")
+		e.Skip(report.NotOffered, "the target does not resume streams: GET with Last-Event-ID got HTTP Bad Request")
 	}}
 	r := kit.Execute(context.Background(), skips, 5*time.Second)
 	if r.State != kit.Failed || !strings.HasPrefix(r.Message, SessionLost+": tools/list on it got 404") ||
