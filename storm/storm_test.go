@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 	"github.com/mcp-conform/mcp-conform/storm"
@@ -37,13 +37,13 @@ func smallStorm(url string) storm.Options {
 	}
 }
 
-func host(t *testing.T, f *fixtures.Fixture) *server.Host {
+func host(t *testing.T, f *servers.Fixture) *server.Host {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := fixtures.Config()
+	cfg := servers.Config()
 	var h *server.Host
 	if f != nil {
 		h, err = f.Host(cfg, ln)
@@ -65,7 +65,7 @@ func wrapped(t *testing.T, wrap func(http.Handler) http.Handler) *server.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := server.NewHost(fixtures.Config(), ln, server.HostOptions{Wrap: wrap})
+	h, err := server.NewHost(servers.Config(), ln, server.HostOptions{Wrap: wrap})
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestStormLogLevel(t *testing.T) {
 // connection as delivered loses the notifications it wrote there, and the
 // storm says so.
 func TestStormCatchesDeadStreams(t *testing.T) {
-	f := fixtures.DeadStreamsForget()
+	f := servers.DeadStreamsForget()
 	h := host(t, &f)
 	o := smallStorm(h.URL())
 	o.Settle = 3 * time.Second // what is lost never comes
@@ -198,7 +198,7 @@ func TestStormProxyCut(t *testing.T) {
 	})
 	t.Run("dead-streams-forget", func(t *testing.T) {
 		t.Parallel()
-		f := fixtures.DeadStreamsForget()
+		f := servers.DeadStreamsForget()
 		o := smallStorm(host(t, &f).URL())
 		o.Cut, o.Settle = storm.CutProxy, 3*time.Second
 		res := run(t, o)
@@ -217,7 +217,7 @@ func TestNoGoroutinesLeft(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := server.NewHost(fixtures.Config(), ln, server.HostOptions{})
+		h, err := server.NewHost(servers.Config(), ln, server.HostOptions{})
 		if err != nil {
 			ln.Close()
 			t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
-	"github.com/mcp-conform/mcp-conform/fixtures"
 	"github.com/mcp-conform/mcp-conform/fixtures/clients"
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 )
 
@@ -74,7 +74,7 @@ func breakersOf(e catalogue.Entry) []string {
 		}
 		return out
 	}
-	for _, f := range fixtures.All() {
+	for _, f := range servers.All() {
 		switch {
 		case slices.Contains(f.Breaks, e.ID) && slices.Contains(f.Blocked, e.ID):
 			out = append(out, f.Name+" (blocked)")

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
-	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
@@ -147,13 +147,13 @@ func TestE2EServerCatchesFixtures(t *testing.T) {
 	// The stateless fixtures have a test of their own (below).
 	// Those whose defects show only in 2026-07-28 are left to
 	// TestE2EServerCatchesFixturesModern: here they are the reference.
-	all := slices.DeleteFunc(fixtures.All(), func(f fixtures.Fixture) bool {
+	all := slices.DeleteFunc(servers.All(), func(f servers.Fixture) bool {
 		return f.Stateless || (len(f.Breaks) == 0 && len(f.ModernBreaks) > 0)
 	})
 	order := slices.Clone(all)
 	// Fixtures that break more checks tend to wait out more deadlines.
-	slices.SortStableFunc(order, func(a, b fixtures.Fixture) int { return len(b.Breaks) - len(a.Breaks) })
-	results := runFixtures(t, order, func(f fixtures.Fixture) []string { return f.Breaks })
+	slices.SortStableFunc(order, func(a, b servers.Fixture) int { return len(b.Breaks) - len(a.Breaks) })
+	results := runFixtures(t, order, func(f servers.Fixture) []string { return f.Breaks })
 	for _, f := range all {
 		t.Run(f.Name, func(t *testing.T) {
 			checkFixtureRun(t, f, <-results[f.Name])
@@ -204,7 +204,7 @@ func withPremises(ids []string) []string {
 // fixture of order, in that order as fixturePool admits them, and returns
 // each run's outcome by fixture name as it comes. Each run is focused on
 // the checks proves names for its fixture (see fullMatrix).
-func runFixtures(t *testing.T, order []fixtures.Fixture, proves func(fixtures.Fixture) []string, extra ...string) map[string]chan fixtureRun {
+func runFixtures(t *testing.T, order []servers.Fixture, proves func(servers.Fixture) []string, extra ...string) map[string]chan fixtureRun {
 	t.Helper()
 	exe := buildCLI(t)
 	profile, err := filepath.Abs("../../fixtures/profile.yaml")
@@ -260,7 +260,7 @@ var built struct {
 }
 
 // suiteAgainst runs the server suites against fixture f started by exe.
-func suiteAgainst(exe, profile, dir string, f fixtures.Fixture, extra ...string) fixtureRun {
+func suiteAgainst(exe, profile, dir string, f servers.Fixture, extra ...string) fixtureRun {
 	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
 	defer cancel()
 	js := filepath.Join(dir, f.Name+".json")
@@ -318,8 +318,8 @@ func TestE2EServerCatchesFixturesModern(t *testing.T) {
 		t.Skip("runs the sessionless checks against fixtures")
 	}
 	t.Parallel()
-	var some []fixtures.Fixture
-	for _, f := range fixtures.All() {
+	var some []servers.Fixture
+	for _, f := range servers.All() {
 		if sessionlessDefect(f) {
 			some = append(some, f)
 		}
@@ -338,7 +338,7 @@ func TestE2EServerCatchesFixturesModern(t *testing.T) {
 // modernProves lists the checks a run of the sessionless revision against
 // f proves: those it breaks there, and those it breaks in the other
 // revision that run in this one too (which must pass here).
-func modernProves(f fixtures.Fixture) []string {
+func modernProves(f servers.Fixture) []string {
 	ids := slices.Clone(f.ModernBreaks)
 	for _, id := range f.Breaks {
 		if serverchecks.RunsInSessionlessRevision(id) && !slices.Contains(ids, id) {
@@ -354,7 +354,7 @@ func modernProves(f fixtures.Fixture) []string {
 // (grace, re-initialize, GET streams, replay of a session's streams) or
 // what the checks that begin with initialize see, which that revision
 // does not have, so their runs would repeat the reference's.
-func sessionlessDefect(f fixtures.Fixture) bool {
+func sessionlessDefect(f servers.Fixture) bool {
 	if len(f.ModernBreaks) > 0 {
 		return true
 	}
@@ -371,17 +371,17 @@ func TestE2EServerCatchesStatelessFixtures(t *testing.T) {
 		t.Skip("runs the suite against the stateless fixtures")
 	}
 	t.Parallel()
-	var some []fixtures.Fixture
-	for _, f := range fixtures.All() {
+	var some []servers.Fixture
+	for _, f := range servers.All() {
 		if f.Stateless {
 			some = append(some, f)
 		}
 	}
-	if !slices.ContainsFunc(some, func(f fixtures.Fixture) bool { return len(f.Breaks) == 0 }) ||
-		!slices.ContainsFunc(some, func(f fixtures.Fixture) bool { return len(f.Breaks) > 0 }) {
+	if !slices.ContainsFunc(some, func(f servers.Fixture) bool { return len(f.Breaks) == 0 }) ||
+		!slices.ContainsFunc(some, func(f servers.Fixture) bool { return len(f.Breaks) > 0 }) {
 		t.Fatal("want a stateless fixture that breaks nothing and one that breaks a check")
 	}
-	results := runFixtures(t, some, func(f fixtures.Fixture) []string { return f.Breaks })
+	results := runFixtures(t, some, func(f servers.Fixture) []string { return f.Breaks })
 	for _, f := range some {
 		t.Run(f.Name, func(t *testing.T) {
 			r := <-results[f.Name]
@@ -401,7 +401,7 @@ func TestE2EServerCatchesStatelessFixtures(t *testing.T) {
 }
 
 // checkFixtureRun compares a run's verdicts with what the fixture breaks.
-func checkFixtureRun(t *testing.T, f fixtures.Fixture, r fixtureRun) {
+func checkFixtureRun(t *testing.T, f servers.Fixture, r fixtureRun) {
 	t.Helper()
 	checkBreaks(t, f, f.Breaks, f.Blocked, r, false)
 }
@@ -409,7 +409,7 @@ func checkFixtureRun(t *testing.T, f fixtures.Fixture, r fixtureRun) {
 // checkBreaks compares a run's verdicts with breaks, of which exactly
 // those in blocked must be blocked by another; skips are allowed where
 // the revision leaves checks out.
-func checkBreaks(t *testing.T, f fixtures.Fixture, breaks, blocked []string, r fixtureRun, skips bool) {
+func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fixtureRun, skips bool) {
 	t.Helper()
 	var wrong []string
 	if r.err != nil {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/reference/cmdline"
 )
 
@@ -40,10 +40,10 @@ flags:`)
 	if *list {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "FIXTURE\tBREAKS\tWHAT IS BROKEN")
-		for _, f := range fixtures.All() {
+		for _, f := range servers.All() {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, strings.Join(f.Breaks, ","), f.About)
 		}
-		for _, f := range fixtures.ReplicaFixtures() {
+		for _, f := range servers.ReplicaFixtures() {
 			if len(f.Breaks) > 0 {
 				fmt.Fprintf(tw, "%s (--store)\t%s\t%s\n", f.Name, strings.Join(f.Breaks, ","), f.About)
 			}
@@ -54,9 +54,9 @@ flags:`)
 		return usageError(errors.New("want exactly one fixture name (see --list)"))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg := fixtures.Config()
+	cfg := servers.Config()
 	cfg.Logger = log
-	if rf, err := fixtures.LookupReplicas(fs.Arg(0)); err == nil {
+	if rf, err := servers.LookupReplicas(fs.Arg(0)); err == nil {
 		if !strings.HasPrefix(*storeURL, "redis://") {
 			return usageError(fmt.Errorf("replica fixture %s needs --store redis://HOST:PORT/DB", rf.Name))
 		}
@@ -75,7 +75,7 @@ flags:`)
 	if *storeURL != "" {
 		return usageError(errors.New("--store is for replica fixtures only (see --list)"))
 	}
-	f, err := fixtures.Lookup(fs.Arg(0))
+	f, err := servers.Lookup(fs.Arg(0))
 	if err != nil {
 		return usageError(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
-	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
@@ -29,8 +29,8 @@ func TestOneCheck(t *testing.T) {
 	if !ok || e.Side != catalogue.Server {
 		t.Fatalf("-check %q is not a server check (mcp-conform list)", *checkID)
 	}
-	var breakers []fixtures.Fixture
-	for _, f := range fixtures.All() {
+	var breakers []servers.Fixture
+	for _, f := range servers.All() {
 		if slices.Contains(f.Breaks, e.ID) {
 			breakers = append(breakers, f)
 		}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
-	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/redistest"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
@@ -36,7 +36,7 @@ func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe := buildCLI(t)
-	for _, f := range fixtures.ReplicaFixtures() {
+	for _, f := range servers.ReplicaFixtures() {
 		// Side by side, each on a Redis of its own, as many at once as the
 		// test binary's -parallel (the cores) allows with the package's
 		// other tests.
@@ -49,7 +49,7 @@ func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := f.Start(fixtures.Config(), rs.URL(0), ln)
+			b, err := f.Start(servers.Config(), rs.URL(0), ln)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
@@ -27,15 +27,15 @@ func TestE2EServerCatchesFixturesDual(t *testing.T) {
 		t.Skip("runs both revisions' checks against fixtures")
 	}
 	t.Parallel()
-	var some []fixtures.Fixture
+	var some []servers.Fixture
 	for _, name := range []string{"origin-unchecked-sessionless", "task-cancel-on-drop", "rejects-null-arguments"} {
-		f, err := fixtures.Lookup(name)
+		f, err := servers.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		some = append(some, f)
 	}
-	results := runFixtures(t, some, func(f fixtures.Fixture) []string {
+	results := runFixtures(t, some, func(f servers.Fixture) []string {
 		ids := slices.Concat(f.Breaks, f.ModernBreaks)
 		for _, name := range dualNamed {
 			id, _, _ := strings.Cut(name, "@")
@@ -64,7 +64,7 @@ func TestE2EServerCatchesFixturesDual(t *testing.T) {
 var dualNamed = []string{"ORIGIN-403@2025-11-25", "ORIGIN-403@2026-07-28", "SESS-UNKNOWN-404@2025-11-25", "MODERN-METHOD-404@2026-07-28"}
 
 // dualVerdicts lists what is wrong with a dual run against f.
-func dualVerdicts(f fixtures.Fixture, r fixtureRun) []string {
+func dualVerdicts(f servers.Fixture, r fixtureRun) []string {
 	var wrong []string
 	if want := wantExit(append(slices.Clone(f.Breaks), f.ModernBreaks...)); r.code != want {
 		wrong = append(wrong, fmt.Sprintf("exit %d, want %d", r.code, want))

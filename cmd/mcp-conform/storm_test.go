@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 )
 
 // TestStormCommand: a small storm passes on the embedded reference (exit
@@ -50,7 +50,7 @@ func TestStormCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := fixtures.DeadStreamsForget().Host(fixtures.Config(), ln)
+	h, err := servers.DeadStreamsForget().Host(servers.Config(), ln)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/fixtures"
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
@@ -25,14 +25,14 @@ var revisions = []string{"2025-11-25", wire.SessionlessProtocolVersion}
 // returns a Target for it in revision version, with the fixtures' profile.
 func hosted(t *testing.T, name, version string, configure func(*server.Config)) *Target {
 	t.Helper()
-	var f fixtures.Fixture
+	var f servers.Fixture
 	if name != "" {
 		var err error
-		if f, err = fixtures.Lookup(name); err != nil {
+		if f, err = servers.Lookup(name); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg := fixtures.Config()
+	cfg := servers.Config()
 	if configure != nil {
 		configure(&cfg)
 	}
