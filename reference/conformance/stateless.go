@@ -264,6 +264,16 @@ func (r *irr) seal(req *mcp.CallToolRequest, st roundState) (string, error) {
 	return r.Sealer.Seal(r.Principal, req.Params.Name, st)
 }
 
+// firstRound answers a call's first round: an InputRequiredResult asking
+// for asks, with the sealed requestState of round 1.
+func (r *irr) firstRound(req *mcp.CallToolRequest, asks mcp.InputRequestMap) (*mcp.CallToolResult, error) {
+	state, err := r.seal(req, roundState{Round: 1})
+	if err != nil {
+		return nil, err
+	}
+	return inputRequired(asks, nil, state), nil
+}
+
 // signedConfirm completes only with the confirmation and the intact
 // requestState of its first round.
 func (r *irr) signedConfirm(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -272,11 +282,7 @@ func (r *irr) signedConfirm(_ context.Context, req *mcp.CallToolRequest) (*mcp.C
 		return nil, err
 	}
 	if len(req.Params.InputResponses) == 0 {
-		state, err := r.seal(req, roundState{Round: 1})
-		if err != nil {
-			return nil, err
-		}
-		return inputRequired(asks, nil, state), nil
+		return r.firstRound(req, asks)
 	}
 	var st roundState
 	if err := r.openState(req, &st); err != nil {
@@ -299,11 +305,7 @@ func (r *irr) multipleInputs(_ context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	got := req.Params.InputResponses
 	if len(got) == 0 {
-		state, err := r.seal(req, roundState{Round: 1})
-		if err != nil {
-			return nil, err
-		}
-		return inputRequired(asks, nil, state), nil
+		return r.firstRound(req, asks)
 	}
 	var st roundState
 	if err := r.openState(req, &st); err != nil {
@@ -328,11 +330,7 @@ func (r *irr) multiRound(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	got := req.Params.InputResponses
 	step1 := mcp.InputRequestMap{"step1": askStep1}
 	if len(got) == 0 {
-		state, err := r.seal(req, roundState{Round: 1})
-		if err != nil {
-			return nil, err
-		}
-		return inputRequired(step1, nil, state), nil
+		return r.firstRound(req, step1)
 	}
 	var st roundState
 	if err := r.openState(req, &st); err != nil {
