@@ -187,7 +187,11 @@ func (e *env) connect(ctx context.Context, c *wire.Client) string {
 		return "" // nothing to keep warm or delete: requests go without a session id
 	}
 	e.Expect(sid).NotTo(BeEmpty(), "Mcp-Session-Id on the InitializeResult")
-	e.Cleanup(func(ctx context.Context) { _, _ = c.Delete(ctx, sid) })
+	e.Cleanup(func(ctx context.Context) {
+		if !e.ended(sid) { // a session the check ended itself is gone already
+			_, _ = c.Delete(ctx, sid)
+		}
+	})
 	e.watch(c, sid)
 	return sid
 }
