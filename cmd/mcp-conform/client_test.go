@@ -164,9 +164,14 @@ func TestE2EClientCatchesFixtures(t *testing.T) {
 }
 
 // declined reports a check skipped as not applicable to the client: it
-// declined what the check asked of it, or had nothing the check grades.
+// declined what the check asked of it, had nothing the check grades, or
+// chose a revision without the sessions the check needs.
 func declined(c report.Check) bool {
-	return c.Verdict == report.Skip && (c.Cause == report.NotOffered || c.Cause == report.NotApplicable)
+	switch c.Cause {
+	case report.NotOffered, report.NotApplicable, report.NoSessions:
+		return c.Verdict == report.Skip
+	}
+	return false
 }
 
 // scenariosOf are the --scenario flags of a run against a broken client
