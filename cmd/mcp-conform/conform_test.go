@@ -134,8 +134,9 @@ type fixtureRun struct {
 
 // TestE2EServerCatchesFixtures: against each broken fixture, started and
 // restarted by the harness through --server-cmd with --strict, exactly the
-// checks the fixture breaks do not pass, every other check passes, and the
-// run exits 1 (0 for a fixture that breaks only MAY checks).
+// checks the fixture breaks do not pass, every other check of the run
+// passes (all of them with the full matrix, see fullMatrix), and the run
+// exits 1 (0 for a fixture that breaks only MAY checks).
 // The runs use a binary built without the race detector, a bounded number
 // at a time, longest-looking first.
 func TestE2EServerCatchesFixtures(t *testing.T) {
@@ -162,7 +163,7 @@ func TestE2EServerCatchesFixtures(t *testing.T) {
 	t.Logf("%d fixtures in %v", len(all), time.Since(began).Round(time.Second))
 }
 
-// fullMatrix: with MCP_CONFORM_MATRIX=full (make test-full, which CI
+// fullMatrix: with MCP_CONFORM_MATRIX=full (make test-matrix, which CI
 // runs) each fixture run is the whole suite, so that every check is also
 // seen to pass on each fixture that does not break it: the proof that no
 // check fails falsely where another defect lies. Without it (make test) a
