@@ -122,3 +122,20 @@ func mustStartFor(t *testing.T, s *Store, o Owner) Snapshot {
 	}
 	return snap
 }
+
+// TestNoIntervalCompletesAtOnce: a job with no interval has completed, with
+// its token, when Start returns, so a client that ends its session right
+// after job_start (a short-lived process) does not get it cancelled.
+func TestNoIntervalCompletesAtOnce(t *testing.T) {
+	s, fc := newFakeStore(t, Options{})
+	snap := mustStart(t, s, 3, 0, "")
+	if snap.Status != StatusCompleted || snap.Progress != 3 || snap.ResumeToken == "" {
+		t.Fatalf("job_start with no interval returned %+v, want it completed with a token", snap)
+	}
+	if n := s.CancelSession(anon.Session, fc.Now()); n != 0 {
+		t.Fatalf("the session's end cancelled %d jobs, want 0", n)
+	}
+	if got, err := s.Get("", snap.JobID); err != nil || got.Status != StatusCompleted || got.ResumeToken != snap.ResumeToken {
+		t.Fatalf("after the session ended: %+v %v", got, err)
+	}
+}

@@ -3,37 +3,23 @@ package jobs
 import (
 	"crypto/rand"
 	"fmt"
-
-	"k8s.io/utils/clock"
 )
 
 // run advances j one step per interval on the store's clock until it
-// completes or the store is closed.
+// completes or the store is closed. j.interval is positive (Start
+// completes a job without one).
 func (s *Store) run(j *job) {
 	defer s.wg.Done()
 
-	var timer clock.Timer
-	if j.interval > 0 {
-		timer = s.clk.NewTimer(j.interval)
-		defer timer.Stop()
-	}
+	timer := s.clk.NewTimer(j.interval)
+	defer timer.Stop()
 	for {
-		if timer != nil {
-			select {
-			case <-timer.C():
-			case <-s.done:
-				return
-			case <-j.stop:
-				return
-			}
-		} else {
-			select {
-			case <-s.done:
-				return
-			case <-j.stop:
-				return
-			default:
-			}
+		select {
+		case <-timer.C():
+		case <-s.done:
+			return
+		case <-j.stop:
+			return
 		}
 
 		s.mu.Lock()
@@ -54,9 +40,7 @@ func (s *Store) run(j *job) {
 		}
 		// Rearm only after progress is recorded, so anyone who sees the
 		// timer armed again also sees the step.
-		if timer != nil {
-			timer.Reset(j.interval)
-		}
+		timer.Reset(j.interval)
 	}
 }
 

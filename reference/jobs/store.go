@@ -187,7 +187,9 @@ func orDefault(v, def int) int {
 // empty resumeToken it opens a new conversation at turn 1; otherwise it
 // continues the token's conversation at the token's turn + 1, if the token
 // was issued to owner's principal. It returns at once with the job running
-// and no progress.
+// and no progress, unless interval is 0: such a job has nothing to wait for
+// and has completed when Start returns, so a client that ends its session
+// at once (a short-lived process) does not see it cancelled.
 func (s *Store) Start(owner Owner, steps int, interval time.Duration, resumeToken string) (Snapshot, error) {
 	if steps < 1 || steps > MaxSteps {
 		return Snapshot{}, fmt.Errorf("%w: steps must be between 1 and %d, got %d", ErrBadArgs, MaxSteps, steps)
@@ -248,6 +250,13 @@ func (s *Store) Start(owner Owner, steps int, interval time.Duration, resumeToke
 	s.jobs[j.id] = j
 	s.running++
 	oj.running++
+	if interval == 0 {
+		j.progress = steps
+		s.completeLocked(j)
+		snap := s.snapshotLocked(j)
+		s.mirrorJob(j, snap)
+		return snap, nil
+	}
 	// Added under mu so Close, which sets closed under mu, never races a
 	// late Add with its Wait.
 	s.wg.Add(1)

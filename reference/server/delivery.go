@@ -81,12 +81,13 @@ const handoffTimeout = 5 * time.Second
 type post struct {
 	tok      string // set on the request (headerPOSTToken) for the call handlers
 	gen      *generation
-	streamID string    // the go-sdk's stream id, once the stream is opened
-	calls    int       // calls not yet answered
-	carrier  *carrier  // the HTTP request writing the stream, if any
-	route    route     // where its calls' notifications go
-	resuming bool      // a resume waits for the carrier to let go: hold
-	cutAt    time.Time // when its stream was last found cut
+	streamID string     // the go-sdk's stream id, once the stream is opened
+	calls    int        // calls not yet answered
+	carrier  *carrier   // the HTTP request writing the stream, if any
+	route    route      // where its calls' notifications go
+	via      *getStream // the GET that took them (routeGET), in this process
+	resuming bool       // a resume waits for the carrier to let go: hold
+	cutAt    time.Time  // when its stream was last found cut
 	// redirecting: its held notifications go to the standalone GET at
 	// cutAt + redirectDelay (armRedirect)
 	redirecting bool
@@ -178,7 +179,9 @@ func (s *session) deliver(c *call, n note) error {
 	p := c.post
 	attached := s.listening()
 	switch {
-	case p.route == routeGET && attached:
+	case p.route == routeGET && attached && (s.shared || p.via == s.currentGET()):
+		// A GET that replaced the one that took them is a new stream:
+		// while a resume takes over, they are held like the others.
 		return s.redirect(c, n)
 	case p.resuming:
 	case p.carrier != nil:
@@ -194,7 +197,7 @@ func (s *session) deliver(c *call, n note) error {
 		// Those held for the redirect delay go first: its timer may not
 		// have run yet.
 		s.redirectHeld(p)
-		p.route = routeGET
+		s.routeToGET(p)
 		return s.redirect(c, n)
 	case s.nheld >= maxHeldNotes:
 		return s.toStandalone(n)
@@ -322,7 +325,7 @@ func (s *session) flushToStandalone(fresh bool) {
 			}
 		}
 		s.release(c)
-		c.post.route = routeGET
+		s.routeToGET(c.post)
 	}
 }
 
@@ -342,7 +345,7 @@ func (s *session) armRedirect(p *post) {
 			return
 		}
 		s.redirectHeld(p)
-		p.route = routeGET
+		s.routeToGET(p)
 	})
 }
 
@@ -448,10 +451,17 @@ func (s *session) resumed(ctx context.Context, p *post, continued bool) {
 		}
 	}
 	if !took && !continued && p.route != routeOwn && s.listening() {
-		p.route = routeGET
+		s.routeToGET(p)
 	} else {
 		p.route = routeOwn
 	}
+}
+
+// routeToGET sends p's notifications to the standalone stream from now on,
+// as the GET attached now serves it (none, on a replica whose GET is
+// another's). s.dmu is held.
+func (s *session) routeToGET(p *post) {
+	p.route, p.via = routeGET, s.currentGET()
 }
 
 // moved records that standalone event ix went onto a resumed POST stream

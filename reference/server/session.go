@@ -308,6 +308,13 @@ func (s *session) getAttached() bool {
 	return s.get != nil
 }
 
+// currentGET is the standalone GET attached now, or nil.
+func (s *session) currentGET() *getStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.get
+}
+
 // getAttachedBefore reports whether the standalone GET attached now was
 // attached before t.
 func (s *session) getAttachedBefore(t time.Time) bool {

@@ -80,18 +80,22 @@ func expectNoReconnect(e *clientEnv, n int, t time.Time, why string) {
 // pollJob runs job_get until the job has completed and returns its snapshot.
 func (e *clientEnv) pollJob(ctx context.Context, job string) (*clientRun, map[string]string) {
 	e.Helper()
+	status := ""
 	for range 50 {
 		r := e.run(ctx, callRun("job_get", map[string]any{"job_id": job}))
 		snap := map[string]string{}
 		for k, v := range structured(r.result().Result) {
 			snap[k] = strings.Trim(string(v), `"`)
 		}
-		if snap["status"] == "completed" {
-			return r, snap
+		if status = snap["status"]; status != "running" {
+			if status == "completed" {
+				return r, snap
+			}
+			break
 		}
 		e.Pause(100 * time.Millisecond)
 	}
-	e.Fail("job " + job + " did not complete")
+	e.Failf("job %s did not complete: job_get said its status is %q", job, status)
 	return nil, nil
 }
 
