@@ -295,7 +295,7 @@ func (c *Common) finish(ctx context.Context, run *report.Run, en *engine, jobs [
 	run.Checks = en.runJobs(ctx, jobs, selected)
 	run.Seconds = time.Since(run.Started).Seconds()
 	run.Finish()
-	if countNotSelected(run.Checks) == len(run.Checks) {
+	if report.CountUnselected(run.Checks) == len(run.Checks) {
 		return nil, setupErr("no checks selected: the profile, --label-filter, --focus or --scenario leave nothing to run")
 	}
 	report.WriteSummary(stdout, run, true)

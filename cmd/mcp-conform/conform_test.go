@@ -180,7 +180,13 @@ func focusOn(ids []string) []string {
 	if fullMatrix || len(ids) == 0 {
 		return nil
 	}
-	return []string{"--focus", "^(" + strings.Join(withPremises(ids), "|") + ")$"}
+	return []string{"--focus", focusPattern(ids)}
+}
+
+// focusPattern is the --focus pattern that selects ids and the checks
+// their premises rest on, and nothing else.
+func focusPattern(ids []string) string {
+	return "^(" + strings.Join(withPremises(ids), "|") + ")$"
 }
 
 // leftOut reports a check that a focused fixture run did not select.

@@ -41,7 +41,7 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLEVEL\tRESULT\tTIME")
 	for _, c := range r.Checks {
-		if c.Verdict == Skip && c.Cause == NotSelected {
+		if c.Unselected() {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fs\n", c.Name(), c.Level, Mark(c.Verdict), c.Seconds)
@@ -81,15 +81,25 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 // (cause NotSelected).
 const NotSelectedMessage = "not selected by --checks, --label-filter or --focus"
 
+// Unselected reports a check the filters left out.
+func (c Check) Unselected() bool { return c.Verdict == Skip && c.Cause == NotSelected }
+
+// CountUnselected is how many of cs the filters left out.
+func CountUnselected(cs []Check) int {
+	n := 0
+	for _, c := range cs {
+		if c.Unselected() {
+			n++
+		}
+	}
+	return n
+}
+
 // verdictCounts is the run's count of each verdict that occurred ("3
 // pass"), in display order, less the checks the filters left out, and
 // how many those were.
 func verdictCounts(r *Run) (counts []string, unselected int) {
-	for _, c := range r.Checks {
-		if c.Verdict == Skip && c.Cause == NotSelected {
-			unselected++
-		}
-	}
+	unselected = CountUnselected(r.Checks)
 	for _, v := range Verdicts {
 		n := r.Counts[v]
 		if v == Skip {

@@ -67,7 +67,7 @@ func WriteHTML(w io.Writer, r *Run) error {
 		}
 	}
 	for _, c := range r.Checks {
-		if c.Verdict == Skip && c.Cause == NotSelected {
+		if c.Unselected() {
 			v.NotSelected++
 			continue
 		}
