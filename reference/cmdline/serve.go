@@ -59,6 +59,7 @@ func Run(ctx context.Context, prog string, args []string, stdout, stderr io.Writ
 	fs.Var(&fwdHeader, "forwarded-header", "the header the --trusted-proxy proxies name the client in: x-forwarded-for or forwarded (RFC 7239 for=); the other is never read")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", server.DefaultMaxBatch, "most messages in one JSON-RPC batch (protocol 2025-03-26)")
 	fs.IntVar(&cfg.MaxCallsPerSession, "max-calls-per-session", server.DefaultMaxCallsPerSession, "most tool calls and tasks/result waits one session has at once")
+	fs.IntVar(&cfg.MaxSessionlessPerClient, "max-sessionless-per-client", server.DefaultMaxSessionlessPerClient, "most protocol 2026-07-28 requests one client (a bearer principal, else a client address as for --anonymous-session-rate) has in flight, listen streams included; more get 429")
 	fs.IntVar(&cfg.MaxJobs, "max-jobs", jobs.DefaultMaxRunning, "most jobs running at once")
 	fs.IntVar(&cfg.MaxJobsPerClient, "max-jobs-per-client", jobs.DefaultMaxRunningPerOwner, "most jobs one client (a principal, or an anonymous session) runs at once")
 	fs.IntVar(&cfg.MaxRetainedJobs, "max-retained-jobs", jobs.DefaultMaxRetained, "most finished jobs kept; the oldest go first, with their resume tokens")
@@ -126,7 +127,8 @@ func Run(ctx context.Context, prog string, args []string, stdout, stderr io.Writ
 		"--max-sessions": int64(cfg.MaxSessions), "--max-sessions-per-principal": int64(cfg.MaxSessionsPerPrincipal),
 		"--anonymous-session-burst": int64(cfg.AnonymousSessionBurst), "--max-batch": int64(cfg.MaxBatch),
 		"--max-calls-per-session": int64(cfg.MaxCallsPerSession), "--max-jobs": int64(cfg.MaxJobs),
-		"--max-jobs-per-client": int64(cfg.MaxJobsPerClient), "--max-retained-jobs": int64(cfg.MaxRetainedJobs),
+		"--max-sessionless-per-client": int64(cfg.MaxSessionlessPerClient),
+		"--max-jobs-per-client":        int64(cfg.MaxJobsPerClient), "--max-retained-jobs": int64(cfg.MaxRetainedJobs),
 		"--max-retained-jobs-per-client": int64(cfg.MaxRetainedJobsPerClient),
 		"--max-tasks":                    int64(cfg.MaxTasks), "--max-tasks-per-client": int64(cfg.MaxTasksPerClient),
 		"--max-retained-tasks-per-client": int64(cfg.MaxRetainedTasksPerClient),

@@ -89,6 +89,10 @@ type Config struct {
 	// has at once.
 	MaxBatch           int
 	MaxCallsPerSession int
+	// MaxSessionlessPerClient bounds the 2026-07-28 requests one client
+	// (a principal, else a client address as for AnonymousSessionRate) has
+	// in flight, listen streams included.
+	MaxSessionlessPerClient int
 	// MaxSessionsPerPrincipal caps one bearer principal's sessions.
 	MaxSessionsPerPrincipal int
 	// AnonymousSessionRate (per second) and AnonymousSessionBurst limit new
@@ -220,6 +224,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxCallsPerSession == 0 {
 		c.MaxCallsPerSession = DefaultMaxCallsPerSession
 	}
+	if c.MaxSessionlessPerClient == 0 {
+		c.MaxSessionlessPerClient = DefaultMaxSessionlessPerClient
+	}
 	if c.MaxSessionsPerPrincipal == 0 {
 		c.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
 	}
@@ -285,6 +292,7 @@ func (c Config) validate() error {
 		{"max sessions", int64(c.MaxSessions)}, {"max sessions per principal", int64(c.MaxSessionsPerPrincipal)},
 		{"anonymous session burst", int64(c.AnonymousSessionBurst)}, {"max jobs", int64(c.MaxJobs)},
 		{"max batch", int64(c.MaxBatch)}, {"max calls per session", int64(c.MaxCallsPerSession)},
+		{"max sessionless requests per client", int64(c.MaxSessionlessPerClient)},
 		{"max jobs per client", int64(c.MaxJobsPerClient)}, {"max retained jobs", int64(c.MaxRetainedJobs)},
 		{"max retained jobs per client", int64(c.MaxRetainedJobsPerClient)},
 		{"max tasks", int64(c.MaxTasks)}, {"max tasks per client", int64(c.MaxTasksPerClient)},

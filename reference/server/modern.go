@@ -59,13 +59,16 @@ type modern struct {
 	sealer *conformance.Sealer
 	// inputs holds the *taskInput of each conformance fixture task.
 	inputs sync.Map
+	// inflight counts each client's requests (MaxSessionlessPerClient).
+	inflight inflight
 }
 
 // modernPrincipalKey carries the request's principal to getServer.
 type modernPrincipalKey struct{}
 
 func (s *Server) newModern() *modern {
-	m := &modern{servers: map[string]*mcp.Server{}, listens: newListenHub(), sealer: conformance.NewSealer(s.cfg.Clock.Now)}
+	m := &modern{servers: map[string]*mcp.Server{}, listens: newListenHub(), sealer: conformance.NewSealer(s.cfg.Clock.Now),
+		inflight: inflight{n: map[string]int{}}}
 	m.handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		principal, _ := r.Context().Value(modernPrincipalKey{}).(string)
 		return s.modernServer(m, principal)
@@ -145,15 +148,26 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, principal s
 	w = unbuffered{w}
 	// The id guard and the envelope check hold here too (see servePOST);
 	// what does not parse the go-sdk refuses in its own words.
-	_, rpcID, batch, _, err := peek(body)
-	if errors.Is(err, errAmbiguous) {
-		writePeekError(w, err)
+	_, rpcID, batch, _, perr := peek(body)
+	if errors.Is(perr, errAmbiguous) {
+		writePeekError(w, perr)
 		return
 	}
 	if err := checkIDs(rpcID, batch); err != nil {
 		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
 		return
 	}
+	release, err := s.reserveSessionless(r, principal)
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		var id json.RawMessage // null for a body the go-sdk would refuse
+		if perr == nil {
+			id = rpcID
+		}
+		writeRPCErrorID(w, http.StatusTooManyRequests, CodeInvalidRequest, "Too Many Requests: "+err.Error(), nil, id)
+		return
+	}
+	defer release()
 	if s.serveModernTask(w, r, principal, body) {
 		return
 	}
