@@ -42,8 +42,8 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var o harness.ClientOptions
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, fmt.Sprintf(
-		"revision the client is told to speak (MCP_CONFORM_PROTOCOL_VERSION): %s, or %s (no sessions: only the CLI-TASK-* checks apply)",
-		wire.DefaultProtocolVersion, wire.SessionlessProtocolVersion))
+		"revision the client is told to speak (MCP_CONFORM_PROTOCOL_VERSION): %s, or %s (no sessions: only the checks that need none apply: %s)",
+		wire.DefaultProtocolVersion, wire.SessionlessProtocolVersion, strings.Join(sessionlessClientChecks(), ", ")))
 	fs.StringVar(&o.Command, "command", "", "command that starts the client under test; the server URL is appended (default: the reference client)")
 	var scenarios stringList
 	fs.Var(&scenarios, "scenario", "run only this client check (repeatable, or comma-separated), e.g. CLI-RESUME")
@@ -90,6 +90,18 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	o.ExpectedFailures = ef
 	return verdict(harness.RunClient(ctx, o, stdout, stderr))
+}
+
+// sessionlessClientChecks are the client checks that apply under the
+// revision without sessions.
+func sessionlessClientChecks() []string {
+	var ids []string
+	for _, e := range catalogue.Of(catalogue.Client) {
+		if e.Sessionless {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -303,6 +303,24 @@ func TestClientUsage(t *testing.T) {
 	}
 }
 
+// TestClientUsageSessionless: the help names every client check that runs
+// under 2026-07-28, not the task checks alone.
+func TestClientUsageSessionless(t *testing.T) {
+	t.Parallel()
+	_, errOut, code := runClientSelf(t, time.Minute, "client", "-h")
+	if code != exitOK {
+		t.Fatalf("client -h: exit %d, stderr %q", code, errOut)
+	}
+	for _, id := range []string{"CLI-TASK-PERSIST", "CLI-REISSUE", "CLI-UPGRADE", "CLI-DOWNGRADE", "CLI-REVISION-CACHE", "CLI-LISTEN-AGAIN"} {
+		if !strings.Contains(errOut, id) {
+			t.Errorf("client -h does not name %s among the checks of 2026-07-28:\n%s", id, errOut)
+		}
+	}
+	if strings.Contains(errOut, "CLI-RESUME,") {
+		t.Errorf("client -h names CLI-RESUME, which needs sessions, among the checks of 2026-07-28:\n%s", errOut)
+	}
+}
+
 // verdictOf returns a check's verdict in a --json report.
 func verdictOf(t *testing.T, path, id string) report.Verdict {
 	t.Helper()
