@@ -113,6 +113,7 @@ conform-thirdparty: build
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer fixtures/thirdparty/run.sh $(BIN) || status=1; \
 	fixtures/thirdparty/replicas.sh $(BIN) || status=1; \
 	fixtures/thirdparty/clients/run.sh $(BIN) || status=1; \
+	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer $(GO) test -count=1 -run '^TestE2EInitThirdParty$$' ./cmd/mcp-conform || status=1; \
 	exit $$status
 
 .PHONY: landscape

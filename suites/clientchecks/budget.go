@@ -122,20 +122,43 @@ func (cr *clientRun) overdue(waiting, missing string, atDeadline bool) {
 			head, cl.Measured.Took.Round(time.Millisecond), slowRun, detail)
 	}
 	sign, n := cr.lastSign()
-	quiet := since(sign)
-	window := time.Since(cr.started) / 4
-	busy := max(busyRequests, busyFactor*cl.Measured.Requests)
+	late := judgeLate(sign, n, time.Since(cr.started), cl.Measured.Requests)
+	switch late {
+	case lateSilent:
+		cr.e.Failf("%s; it sent no request and printed nothing: %s%s", head, missing, detail)
+	case lateLoops:
+		cr.e.Failf("%s; it sent %d requests (the undisturbed run sent %d): %s, it loops%s", head, n, cl.Measured.Requests, missing, detail)
+	case lateBusy:
+		cr.e.Inconclusivef("%s; the scripted server saw it progress (%d requests, its last sign of life %v ago): the machine was too busy for the client to keep to its budget%s",
+			head, n, since(sign), detail)
+	default:
+		cr.e.Failf("%s; its last request or line came %v ago, and nothing since: %s%s", head, since(sign), missing, detail)
+	}
+}
+
+// lateness is what a run past its budget looks like to the scripted
+// server.
+type lateness int
+
+const (
+	lateSilent lateness = iota // no request, no line: it never started
+	lateLoops                  // far more requests than the undisturbed run
+	lateBusy                   // a sign of life in the last quarter: it works, slowly
+	lateQuiet                  // nothing for longer: it stopped
+)
+
+// judgeLate classifies a run elapsed into its life whose last sign came at
+// sign (zero: none) after n requests; the undisturbed run sent measured.
+func judgeLate(sign time.Time, n int, elapsed time.Duration, measured int) lateness {
 	switch {
 	case sign.IsZero():
-		cr.e.Failf("%s; it sent no request and printed nothing: %s%s", head, missing, detail)
-	case n > busy:
-		cr.e.Failf("%s; it sent %d requests (the undisturbed run sent %d): %s, it loops%s", head, n, cl.Measured.Requests, missing, detail)
-	case quiet <= window:
-		cr.e.Inconclusivef("%s; the scripted server saw it progress (%d requests, its last sign of life %v ago): the machine was too busy for the client to keep to its budget%s",
-			head, n, quiet, detail)
-	default:
-		cr.e.Failf("%s; its last request or line came %v ago, and nothing since: %s%s", head, quiet, missing, detail)
+		return lateSilent
+	case n > max(busyRequests, busyFactor*measured):
+		return lateLoops
+	case time.Since(sign) <= elapsed/4:
+		return lateBusy
 	}
+	return lateQuiet
 }
 
 // lastSign is when run cr last sent a request or printed a line (zero:

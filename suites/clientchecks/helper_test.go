@@ -30,7 +30,6 @@ func TestMain(m *testing.M) {
 //
 //	slow:  a request every 250ms for 10s (progressing, slowly), then exit
 //	quiet: one request, then nothing
-//	loop:  a request every 10ms, without end
 //	discover: a server/discover of 2026-07-28, then exit 1
 //	listen-twice: two subscriptions/listen streams at once (listenTwice)
 func helperClient(kind string) int {
@@ -63,11 +62,6 @@ func helperClient(kind string) int {
 			ping()
 		}
 		return 0
-	case "loop":
-		for {
-			time.Sleep(10 * time.Millisecond)
-			ping()
-		}
 	}
 	select {}
 }
