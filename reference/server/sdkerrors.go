@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -53,21 +54,46 @@ func (j *jsonErrors) Write(p []byte) (int, error) {
 }
 
 // isResponseTo reports whether p, a write of the go-sdk's (a JSON body or
-// an SSE event, each written whole), holds the response to id: the id as
-// the go-sdk writes it, beside a result or an error.
+// an SSE event, each written whole), holds the response to id: an "id"
+// of the same value, beside a result or an error. Values, not bytes: the
+// go-sdk writes a string id unescaped ("a<b" for "a\u003cb") and a
+// number as an integer.
 func isResponseTo(p []byte, id json.RawMessage) bool {
-	i := bytes.Index(p, []byte(`"id":`))
-	for i >= 0 {
-		if bytes.HasPrefix(p[i+5:], id) {
-			return bytes.Contains(p, []byte(`"result":`)) || bytes.Contains(p, []byte(`"error":`))
-		}
-		j := bytes.Index(p[i+5:], []byte(`"id":`))
-		if j < 0 {
-			break
-		}
-		i += 5 + j
+	want, ok := idKey(id)
+	if !ok || !bytes.Contains(p, []byte(`"result":`)) && !bytes.Contains(p, []byte(`"error":`)) {
+		return false
 	}
-	return false
+	for i := 0; ; {
+		j := bytes.Index(p[i:], []byte(`"id":`))
+		if j < 0 {
+			return false
+		}
+		start := skipSpace(p, i+j+5)
+		if start == len(p) {
+			return false
+		}
+		end := valueEnd(p, start)
+		if got, ok := idKey(p[start:end]); ok && got == want {
+			return true
+		}
+		i = end
+	}
+}
+
+// idKey is the value of a JSON-RPC id, a string or a number, however it
+// is spelled; false for anything else.
+func idKey(raw []byte) (string, bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	switch v := v.(type) {
+	case string:
+		return "s" + v, true
+	case float64:
+		return "n" + strconv.FormatFloat(v, 'g', -1, 64), true
+	}
+	return "", false
 }
 
 // Unwrap exposes the real writer to http.ResponseController.

@@ -1,0 +1,34 @@
+package server
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestIsResponseTo: the go-sdk writes a response's id in its own spelling
+// (strings unescaped, numbers as integers), so the id a request was sent
+// with matches by value, not by its bytes; a longer id it merely begins
+// is another id.
+func TestIsResponseTo(t *testing.T) {
+	for _, tc := range []struct {
+		id, written string
+		want        bool
+	}{
+		{`"a\u003cbN"`, `{"jsonrpc":"2.0","id":"a<bN","result":{}}`, true},
+		{`"a<bN"`, `{"jsonrpc":"2.0","id":"a\u003cbN","result":{}}`, true},
+		{`"a\/b\u0041"`, "event: message\nid: X_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"a/bA\",\"error\":{\"code\":-32603}}\n\n", true},
+		{`"x"`, `{"jsonrpc":"2.0", "id": "x" ,"result":{}}`, true},
+		{`1.0`, `{"jsonrpc":"2.0","id":1,"result":{}}`, true},
+		{`7`, `{"jsonrpc":"2.0","id":7,"result":{}}`, true},
+		{`1`, `{"jsonrpc":"2.0","id":12,"result":{}}`, false},
+		{`"a"`, `{"jsonrpc":"2.0","id":"ab","result":{}}`, false},
+		{`"a<bN"`, `{"jsonrpc":"2.0","id":"a<bM","result":{}}`, false},
+		{`"1"`, `{"jsonrpc":"2.0","id":1,"result":{}}`, false},
+		{`"a<bN"`, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"a<bN"}}`, false},
+		{`"x"`, `{"jsonrpc":"2.0","id":"y","method":"sampling/createMessage","params":{"_meta":{"id":"x"}}}`, false},
+	} {
+		if got := isResponseTo([]byte(tc.written), json.RawMessage(tc.id)); got != tc.want {
+			t.Errorf("isResponseTo(%s, id %s) = %v, want %v", tc.written, tc.id, got, tc.want)
+		}
+	}
+}
