@@ -32,3 +32,22 @@ func TestIsResponseTo(t *testing.T) {
 		}
 	}
 }
+
+// TestUnansweredByValue: a replica reporting the calls of a dead one lost
+// matches the responses on the stream to the calls' ids by value, so a
+// call whose id the go-sdk echoed in its own spelling is not reported lost
+// after its answer.
+func TestUnansweredByValue(t *testing.T) {
+	answered := map[string]bool{}
+	for _, resp := range []string{
+		`{"jsonrpc":"2.0","id":"a<b","result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+	} {
+		answered[responseID([]byte(resp))] = true
+	}
+	ids := []json.RawMessage{json.RawMessage(`"a\u003cb"`), json.RawMessage(`1.0`), json.RawMessage(`"a<c"`), json.RawMessage(`2`)}
+	got, _ := json.Marshal(unanswered(ids, answered))
+	if string(got) != `["a\u003cc",2]` {
+		t.Fatalf("unanswered: %s, want the calls \"a<c\" and 2 only", got)
+	}
+}

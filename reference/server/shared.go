@@ -360,12 +360,7 @@ func (s *Server) reportLost(ctx context.Context, sess *session, stream string, s
 			return false
 		}
 	}
-	var lost []json.RawMessage
-	for _, id := range ids {
-		if !answered[string(id)] {
-			lost = append(lost, id)
-		}
-	}
+	lost := unanswered(ids, answered)
 	if len(lost) == 0 {
 		return len(ids) > 0
 	}
@@ -395,13 +390,28 @@ func lostResponse(id json.RawMessage) []byte {
 	return data
 }
 
-// responseID is the id of a JSON-RPC response, as JSON text.
+// responseID is the id of a JSON-RPC response, as idKey gives it: the
+// go-sdk spells an id its own way (a string unescaped), not as the
+// request did.
 func responseID(data []byte) string {
 	var m struct {
 		ID json.RawMessage `json:"id"`
 	}
 	json.Unmarshal(data, &m)
-	return string(m.ID)
+	k, _ := idKey(m.ID)
+	return k
+}
+
+// unanswered are the call ids with no response among answered (keys of
+// responseID), matched by value.
+func unanswered(ids []json.RawMessage, answered map[string]bool) []json.RawMessage {
+	var out []json.RawMessage
+	for _, id := range ids {
+		if k, ok := idKey(id); !ok || !answered[k] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // leaseTTL is how long a call's lease lasts without renewal: five reaper
