@@ -54,6 +54,23 @@ func (s *scriptedServer) setEra(era string) {
 	s.mu.Unlock()
 }
 
+// setRefusal makes a server of 2026-07-28 alone refuse a request of an
+// older revision with code: codeUnsupportedVersion or codeHeaderMismatch.
+func (s *scriptedServer) setRefusal(code int) {
+	s.mu.Lock()
+	s.refusal = code
+	s.mu.Unlock()
+}
+
+func (s *scriptedServer) refusalCode() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refusal == 0 {
+		return codeUnsupportedVersion
+	}
+	return s.refusal
+}
+
 // restartAs is F-RESTART into a server that speaks era alone.
 func (s *scriptedServer) restartAs(x *exchange, era string) {
 	s.rec.note(x, "the server restarts as a %s server only, before this request", era)
@@ -66,7 +83,7 @@ func (s *scriptedServer) restartAs(x *exchange, era string) {
 // refuseEra answers a request of the revision the server no longer
 // speaks: 400 without a modern error for 2026-07-28 at a 2025-11-25
 // server; 405 for GET and DELETE, and 400 with -32022 for any other
-// request, at a 2026-07-28 server.
+// request (-32020 if setRefusal says so), at a 2026-07-28 server.
 func (s *scriptedServer) refuseEra(x *exchange, w http.ResponseWriter) bool {
 	s.mu.Lock()
 	era := s.era
@@ -86,17 +103,11 @@ func (s *scriptedServer) refuseEra(x *exchange, w http.ResponseWriter) bool {
 		fmt.Fprint(w, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Method not allowed: `+eraModern+` has no sessions; use POST"},"id":null}`)
 		return true
 	case era == eraModern && !x.isModern():
-		s.rec.note(x, "refused as a %s server would: 400 and -32022", eraModern)
-		id := x.RPC.ID
-		if len(id) == 0 {
-			id = json.RawMessage("null")
-		}
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
-			"code": -32022, "message": fmt.Sprintf("Unsupported protocol version %q", x.ProtocolVersion),
-			"data": map[string]any{"supported": []string{eraModern}, "requested": x.ProtocolVersion}}})
+		code := s.refusalCode()
+		s.rec.note(x, "refused as a %s server would: 400 and %d", eraModern, code)
 		w.Header().Set("Content-Type", wire.MediaTypeJSON)
 		w.WriteHeader(http.StatusBadRequest)
-		w.Write(body)
+		w.Write(modernRefusal(x, code))
 		return true
 	}
 	return false
@@ -167,50 +178,12 @@ func revisionChecks() []def {
 			e.Expect(resultText(r.result().Result)).To(Equal("again"), "the re-issued call's result")
 		}},
 
-		{id: "CLI-UPGRADE", only: true, runs: 2, body: func(ctx context.Context, e *clientEnv) {
-			e.srv.setEra(eraLegacy)
-			a := e.start(callRun("echo", map[string]any{"text": "one"}))
-			if why := e.fellBack(ctx, a); why != "" {
-				e.Skipf(report.NotApplicable, "not applicable: %s, so there is nothing to upgrade from (CLI-DOWNGRADE grades the fallback)%s", why, a.clientError())
-			}
-			var armed atomic.Bool
-			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
-				if armed.CompareAndSwap(false, true) {
-					e.srv.restartAs(x, eraModern)
-				}
-				return false
-			})
-			b := e.start(callRun("echo", map[string]any{"text": "two"}))
-			b.wait(ctx)
-			b.declined()
-			refused := e.refusedIn(b.n, eraModern)
-			if refused == nil {
-				e.Skipf(report.NotApplicable, "not applicable: run %d's call was not refused for its revision (it spoke %s already), so no upgrade was needed%s", b.n, eraModern, b.clientError())
-			}
-			xs := e.exchanges(b.n)
-			probe := firstAfter(xs, refused.N, exchange.isModern)
-			e.Expect(probe).NotTo(BeNil(), "after #%d was refused with 400 and -32022 (supported: %s), the client sent no request of %s: it must retry with a supported version, not fall back%s", refused.N, eraModern, eraModern, b.clientError())
-			discovered := firstAfter(xs, refused.N, func(x exchange) bool { return x.RPC.Method == "server/discover" })
-			e.Expect(discovered).NotTo(BeNil(), "after #%d was refused with -32022 the client did not ask server/discover again: the revision it had cached failed, so it must probe again", refused.N)
-			var calls []exchange
-			for _, x := range xs {
-				if x.N <= refused.N {
-					continue
-				}
-				if x.N > probe.N {
-					e.Expect(x.SessionID).To(BeEmpty(), "#%d presented session %s to a server that has no sessions any more", x.N, x.SessionID)
-					e.Expect(x.isInit()).To(BeFalse(), "#%d: initialize after the server said it speaks %s only", x.N, eraModern)
-				}
-				if x.RPC.Method == "tools/call" {
-					calls = append(calls, x)
-				}
-			}
-			e.expectCount(calls, 1, "the interrupted call must be sent once more, in %s; tools/call after the refusal", eraModern)
-			e.Expect(calls[0].isModern()).To(BeTrue(), "#%d: the call sent again named protocol version %q", calls[0].N, calls[0].ProtocolVersion)
-			if b.code != 0 {
-				b.finish(ctx, "the interrupted call must succeed in "+eraModern)
-			}
-			e.Expect(resultText(b.result().Result)).To(Equal("two"), "the interrupted call's result")
+		{id: "CLI-UPGRADE", only: true, runs: 4, body: func(ctx context.Context, e *clientEnv) {
+			// Both recognized errors a server of 2026-07-28 alone refuses an
+			// older request with, each from a client that cached nothing.
+			e.upgrade(ctx, codeUnsupportedVersion)
+			e.freshState()
+			e.upgrade(ctx, codeHeaderMismatch)
 		}},
 
 		{id: "CLI-DOWNGRADE", only: true, runs: 2, body: func(ctx context.Context, e *clientEnv) {
@@ -260,18 +233,8 @@ func revisionChecks() []def {
 			e.Expect(resultText(b.result().Result)).To(Equal("two"), "the call's result")
 		}},
 
-		{id: "CLI-REVISION-CACHE", only: true, runs: 2, body: func(ctx context.Context, e *clientEnv) {
-			e.srv.setEra(eraLegacy)
-			a := e.start(callRun("echo", map[string]any{"text": "one"}))
-			if why := e.fellBack(ctx, a); why != "" {
-				e.Skipf(report.NotApplicable, "not applicable: %s, so there is no revision to remember (CLI-DOWNGRADE grades the fallback)%s", why, a.clientError())
-			}
-			b := e.run(ctx, callRun("echo", map[string]any{"text": "two"}))
-			for _, x := range e.exchanges(b.n) {
-				e.Expect(x.isModern()).To(BeFalse(), "#%d: the restarted client probed for %s again (%s %s, MCP-Protocol-Version %q), though run %d found the server speaks %s; the state directory should remember it",
-					x.N, eraModern, x.Method, x.RPC.Method, x.ProtocolVersion, a.n, eraLegacy)
-			}
-			e.Expect(resultText(b.result().Result)).To(Equal("two"), "the call's result")
+		{id: "CLI-REVISION-CACHE", only: true, runs: 3, body: func(ctx context.Context, e *clientEnv) {
+			e.revisionCache(ctx)
 		}},
 	}
 }

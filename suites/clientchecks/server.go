@@ -52,6 +52,9 @@ type scriptedServer struct {
 	// era is the one revision the server still speaks after a restart
 	// (revision.go); "" is both.
 	era string
+	// refusal is the error a server of 2026-07-28 alone answers a request
+	// of an older revision with (revision.go); 0 is -32022.
+	refusal int
 }
 
 // clientServerConfig is the reference server of client checks: the
