@@ -22,7 +22,8 @@ import (
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
-// TestE2EServerCatchesReplicaFixtures: the replica checks, run with --url and
+// TestE2EServerCatchesReplicaFixtures: the replica checks and the checks
+// with a replica leg (replicaLegs, at both revisions), run with --url and
 // --replica-url against two replicas of each replica fixture (on a Redis
 // of its own), pass against the reference replicas and fail against
 // exactly the fixtures that break them.
@@ -58,7 +59,8 @@ func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
 			out, errOut, code := runSelf(t, suiteTimeout, "server",
 				"--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} --store %s %s", exe, rs.URL(0), f.Name),
 				"--url", "http://127.0.0.1:{port}/mcp", "--replica-url", b.URL(),
-				"--target-profile", profile, "--focus", "^REPLICA-", "--json", js, "--strict", "--suggest-profile", "")
+				"--target-profile", profile, "--focus", "^REPLICA-|^("+strings.Join(replicaLegs, "|")+")$",
+				"--protocol-version", "all", "--json", js, "--strict", "--suggest-profile", "")
 			want := exitOK
 			if len(f.Breaks) > 0 {
 				want = exitFail
@@ -69,26 +71,26 @@ func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
 			}
 			ran := 0
 			for _, c := range readRun(t, js).Checks {
-				if !strings.HasPrefix(c.ID, "REPLICA-") {
+				if !strings.HasPrefix(c.ID, "REPLICA-") && !slices.Contains(replicaLegs, c.ID) {
 					continue
 				}
 				ran++
 				broken := slices.Contains(f.Breaks, c.ID)
 				switch {
 				case broken && c.Verdict == report.Pass:
-					wrong = append(wrong, c.ID+" passed: the check does not catch it")
+					wrong = append(wrong, c.Name()+" passed: the check does not catch it")
 				case !broken && c.Verdict != report.Pass:
-					wrong = append(wrong, c.ID+" is "+string(c.Verdict)+", but the fixture does not break it: "+c.Message)
+					wrong = append(wrong, c.Name()+" is "+string(c.Verdict)+", but the fixture does not break it: "+c.Message)
 				}
 			}
-			n := 0
+			n := 2 * len(replicaLegs) // at both revisions
 			for _, e := range catalogue.Of(catalogue.Server) {
 				if e.Section == "replicas" {
 					n++
 				}
 			}
 			if ran != n {
-				wrong = append(wrong, "not every replica check ran")
+				wrong = append(wrong, fmt.Sprintf("%d checks ran, want every replica check and each replica leg at both revisions (%d)", ran, n))
 			}
 			if len(wrong) > 0 {
 				t.Errorf("replica fixture %s (%s), exit %d:\n  %s\nconsole:\n%s\nstderr:\n%s", f.Name, f.About, code, strings.Join(wrong, "\n  "), out, errOut)
@@ -96,6 +98,10 @@ func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
 		})
 	}
 }
+
+// replicaLegs are the checks outside the replicas section that also ask
+// the other replica when the run has one.
+var replicaLegs = []string{"TASK-DURABLE-CREATE"}
 
 // skipsForReplicas reports a replica check skipped for want of
 // --replica-url: what it does against one replica (TestE2EServerReference,

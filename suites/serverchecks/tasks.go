@@ -232,6 +232,27 @@ func (e *env) settleTask(ctx context.Context, c *wire.Client, sid, id string) {
 	}
 }
 
+// readyForTask readies c's connection before the task exists: a
+// server/discover, or a request on session sid; replica names the replica
+// c reaches ("" for replica A).
+func (e *env) readyForTask(ctx context.Context, c *wire.Client, sid, replica string) {
+	if e.modern() {
+		_, err := c.CallModern(ctx, "server/discover", nil, nil)
+		if replica != "" {
+			e.Expect(err).NotTo(HaveOccurred(), "server/discover on replica %s", replica)
+		}
+		e.Expect(err).NotTo(HaveOccurred(), "server/discover")
+		return
+	}
+	if replica == "" {
+		e.expectWorks(ctx, c, sid)
+		return
+	}
+	resp, err := c.Call(ctx, sid, "tools/list", nil)
+	e.Expect(err).NotTo(HaveOccurred(), "tools/list on replica %s", replica)
+	e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list on replica %s %s initialized on replica A, before the task is asked for there: %s", replica, onSession(sid), resp.Body)
+}
+
 // pollOf is the poll interval of task id as the check waits it: the
 // server's, at least minPoll, bounded by the check's deadline (boundPoll).
 func (e *env) pollOf(id string) time.Duration { return e.boundPoll(id, e.suggestedPoll(id)) }
@@ -266,16 +287,31 @@ func taskChecks() []def {
 		{id: "TASK-DURABLE-CREATE", need: taskNeed, body: func(ctx context.Context, e *env) {
 			sid := e.taskSession(ctx, e.C)
 			other := e.ownClient() // its own connection, ready before the task exists
-			if e.modern() {
-				_, err := other.CallModern(ctx, "server/discover", nil, nil)
-				e.Expect(err).NotTo(HaveOccurred(), "server/discover")
-			} else {
-				e.expectWorks(ctx, other, sid)
+			e.readyForTask(ctx, other, sid, "")
+			// Every other replica too: a store that is only eventually
+			// consistent must be waited on before the answer.
+			var replicas []*wire.Client
+			if len(e.target.Replicas) > 0 {
+				replicas = e.replicas()[1:]
+			}
+			for i, c := range replicas {
+				e.readyForTask(ctx, c, sid, replicaName(i+1))
 			}
 			tk, _ := e.createTask(ctx, e.C, sid, 0)
 			got := e.taskOf(e.taskRPC(ctx, other, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get on another connection right after the CreateTaskResult")
 			e.Expect(got.TaskID).To(Equal(tk.TaskID))
 			e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s right after its creation", tk.TaskID)
+			for i, c := range replicas {
+				name := replicaName(i + 1)
+				m := e.taskRPC(ctx, c, sid, "tasks/get", tk.TaskID, promptBound)
+				if m.Error != nil && m.Error.Code == codeInvalidParams {
+					e.Failf("tasks/get on replica %s right after replica A's CreateTaskResult does not find task %s (%d %q): replica A answered before the task was where every replica reads it",
+						name, tk.TaskID, m.Error.Code, m.Error.Message)
+				}
+				got := e.taskOf(m, "tasks/get on replica "+name+" right after replica A's CreateTaskResult")
+				e.Expect(got.TaskID).To(Equal(tk.TaskID), "tasks/get on replica %s", name)
+				e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s on replica %s right after its creation", tk.TaskID, name)
+			}
 		}},
 
 		{id: "TASK-SURVIVES-CUT", need: taskNeed, body: func(ctx context.Context, e *env) {
