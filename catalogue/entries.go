@@ -227,7 +227,7 @@ var entries = []Entry{
 	{ID: "LISTEN-RENEW", Level: Res, Side: Server, Section: "listen", SpecRef: resilience + "listening-across-a-cut", Sessionless: true, Needs: []Key{KeyListen},
 		Summary: "2026-07-28: after the harness cuts a listen stream, a new subscriptions/listen is acknowledged and gets the notifications of what happens after it, tagged with its own id, none with the old one's."},
 	{ID: "LISTEN-GRACEFUL-CLOSE", Level: Should, Side: Server, Section: "listen", SpecRef: spec26Listen + "#graceful-closure", Sessionless: true, Needs: []Key{KeyListen}, Restarts: true, Exclusive: true,
-		Summary: "2026-07-28: a server restarted (SIGTERM) ends an open listen stream with the listen's completion response, tagged with its id, before closing it (\"it SHOULD respond to the original subscriptions/listen request with a completion result before closing the stream\")."},
+		Summary: "2026-07-28: a server restarted (SIGTERM) ends an open listen stream with the listen's completion response, tagged with its id, before closing it (\"it SHOULD respond to the original subscriptions/listen request with a completion result before closing the stream\") Cancellation says otherwise (\"A server MUST send notifications/cancelled referencing a subscriptions/listen request ID when it tears down that subscription stream\"); until the two pages agree the completion result is graded, as the schema's SubscriptionsListenResult, and a notifications/cancelled for the listen, before the result or after it, is neither required nor penalised, nor taken for the result."},
 
 	// Client (graded in client mode).
 	{ID: "CLI-PERSIST", Level: Res, Side: Client, Section: "client", SpecRef: resilience + "client-persistence",

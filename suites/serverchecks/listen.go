@@ -1,10 +1,14 @@
 package serverchecks
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // listenChecks are the checks of subscriptions/listen (2026-07-28), the
@@ -66,13 +70,37 @@ func listenChecks() []def {
 			e.Expect(e.target.Restart(ctx)).To(Succeed(), "restart the target")
 			e.Eventually(l.Ended).Within(promptBound).Should(BeTrue(), "the listen stream to end at the restart")
 			msgs := l.Messages()
-			last := msgs[len(msgs)-1]
-			e.Expect(last.IsResponse()).To(BeTrue(), "the listen stream ended without a response to subscriptions/listen (its last message: %s %s): an abrupt close, not a graceful one", last.Method, last.Params)
+			last, final := endOfListen(msgs, l.id), msgs[len(msgs)-1]
+			e.Expect(last.IsResponse()).To(BeTrue(), "the listen stream ended without a response to subscriptions/listen (its last message: %s %s): an abrupt close, not a graceful one; a notifications/cancelled for the listen does not stand for the completion result", final.Method, final.Params)
 			e.Expect(string(last.ID)).To(Equal(l.id), "the response that ended the listen stream answers id %s, not the listen's %s", last.ID, l.id)
 			e.Expect(last.Error).To(BeNil(), "the listen ended with an error, not its completion result")
 			e.Expect(subscriptionOf(last)).To(Equal(l.id), "the completion result's _meta[%q] (%s)", metaSubscriptionID, last.Result)
 		}},
 	}
+}
+
+// endOfListen is the message that ended listen id's stream: its last,
+// passing over any notifications/cancelled for id after it. Graceful
+// Closure (subscriptions.mdx) asks for the completion result alone;
+// cancellation.mdx says a server "MUST send notifications/cancelled" for
+// the listen when it tears the stream down. Until the two pages agree the
+// result is graded and the cancellation is neither required nor
+// penalised, before the result or after it.
+func endOfListen(msgs []wire.Message, id string) wire.Message {
+	for i := len(msgs) - 1; i > 0; i-- {
+		if !cancels(msgs[i], id) {
+			return msgs[i]
+		}
+	}
+	return msgs[0]
+}
+
+// cancels reports a notifications/cancelled for the request id (JSON text).
+func cancels(m wire.Message, id string) bool {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	return m.Method == "notifications/cancelled" && json.Unmarshal(m.Params, &p) == nil && string(bytes.TrimSpace(p.RequestID)) == id
 }
 
 // unasked are the notifications of the listen method on l: for a stream
