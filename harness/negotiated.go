@@ -4,13 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"time"
 	"unicode/utf8"
-)
 
-// revisionShape is the shape of a protocol revision: a date, YYYY-MM-DD.
-var revisionShape = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
 
 // negotiatedVersion returns the protocolVersion of an InitializeResult, or
 // an error that says why it is none: missing, not a string, not valid
@@ -31,11 +28,8 @@ func negotiatedVersion(result json.RawMessage) (string, error) {
 	if err := json.Unmarshal(res.ProtocolVersion, &v); err != nil {
 		return "", fmt.Errorf("the negotiated protocolVersion %s is not a string", quoteRaw(res.ProtocolVersion))
 	}
-	if !revisionShape.MatchString(v) {
-		return "", fmt.Errorf("the negotiated protocolVersion %q is not a protocol revision (YYYY-MM-DD, such as 2025-11-25)", v)
-	}
-	if _, err := time.Parse(time.DateOnly, v); err != nil {
-		return "", fmt.Errorf("the negotiated protocolVersion %q is not a protocol revision (not a date)", v)
+	if _, err := wire.ParseRevision(v); err != nil {
+		return "", fmt.Errorf("the negotiated protocolVersion %w", err)
 	}
 	return v, nil
 }

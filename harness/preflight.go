@@ -48,7 +48,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Profile, fo
 	c.ProtocolVersion = version
 	c.Header = cfg.RequestHeader()
 	c.FollowRedirects = follow
-	if version >= wire.SessionlessProtocolVersion {
+	if wire.Revision(version).Sessionless() {
 		if p := discover(ctx, c); p != nil {
 			return p, nil
 		}
@@ -95,7 +95,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Profile, fo
 	c.URL = resp.URL
 	sid := resp.SessionID()
 	switch {
-	case negotiated >= wire.SessionlessProtocolVersion:
+	case wire.Revision(negotiated).Sessionless():
 		p.sessionless = fmt.Sprintf("the target negotiated protocol %s, which has no sessions, GET streams or resumption", negotiated)
 	case sid == "":
 		p.sessionless = "the target assigned no Mcp-Session-Id (a stateless server)"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // unknownIDs lists the IDs that name no check of the side, sorted; an
@@ -13,7 +14,7 @@ func unknownIDs(side catalogue.Side, ids map[string]bool) []string {
 	var out []string
 	for key := range ids {
 		id, rev, at := strings.Cut(key, "@")
-		if e, ok := catalogue.Lookup(id); !ok || e.Side != side || (at && !revisionShape.MatchString(rev)) {
+		if e, ok := catalogue.Lookup(id); !ok || e.Side != side || (at && !wire.Revision(rev).Valid()) {
 			out = append(out, key)
 		}
 	}

@@ -29,7 +29,7 @@ func parseRevisions(v string) ([]string, error) {
 	var out []string
 	for _, r := range strings.Split(v, ",") {
 		r = strings.TrimSpace(r)
-		if !revisionShape.MatchString(r) {
+		if _, err := wire.ParseRevision(r); err != nil {
 			return nil, setupErr("--protocol-version must look like 2025-11-25 (a revision), be a comma-separated list of revisions, or all; got %q", v)
 		}
 		out = append(out, r)
@@ -42,7 +42,7 @@ func parseRevisions(v string) ([]string, error) {
 // revision has the sessionless checks whose bodies speak it, the earlier
 // ones every check but those of the sessionless revision alone.
 func appliesAt(id, revision string) bool {
-	if revision >= wire.SessionlessProtocolVersion {
+	if wire.Revision(revision).Sessionless() {
 		e, ok := catalogue.Lookup(id)
 		return ok && e.Sessionless && serverchecks.RunsInSessionlessRevision(id)
 	}

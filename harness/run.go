@@ -231,7 +231,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 // first of the sessions' era it speaks (tools/list follows initialize).
 func suggestVersion(versions []string) string {
 	for _, v := range versions {
-		if v < wire.SessionlessProtocolVersion {
+		if !wire.Revision(v).Sessionless() {
 			return v
 		}
 	}

@@ -333,7 +333,7 @@ func (s *Server) prime(w http.ResponseWriter, r *http.Request, sess *session, sw
 		return p, false
 	}
 	primingID := ""
-	if r.Header.Get(headerProtocolVersion) >= primingVersion {
+	if revisionAtLeast(r.Header.Get(headerProtocolVersion), primingVersion) {
 		primingID = fmt.Sprintf("_%d", p.Index)
 	}
 	sw.open(primingID, sess.unreplayed(p.Backlog))

@@ -35,7 +35,7 @@ func (s *Server) resumePOST(w *deadlineWriter, r *http.Request, sess *session, g
 	}
 	defer sess.uncarry(p, car)
 	primingID := ""
-	if r.Header.Get(headerProtocolVersion) >= primingVersion {
+	if revisionAtLeast(r.Header.Get(headerProtocolVersion), primingVersion) {
 		primingID = r.Header.Get(keyLastEventID)
 	}
 	sw := openSSE(w, primingID)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The revisions a server speaks (Config.Revisions). By default both eras:
@@ -26,6 +27,15 @@ func (c *Config) withRevisions() {
 	}
 	c.sessionless = slices.Contains(c.Revisions, modernVersion)
 	c.legacy = slices.DeleteFunc(slices.Clone(legacyVersions), func(v string) bool { return !slices.Contains(c.Revisions, v) })
+}
+
+// revisionAtLeast reports whether v, a protocol revision (a date,
+// YYYY-MM-DD), is min or newer. Revisions are ordered by date, not as
+// strings: a value that is not a date (a malformed header) is not.
+func revisionAtLeast(v, min string) bool {
+	d, err := time.Parse(time.DateOnly, v)
+	m, _ := time.Parse(time.DateOnly, min)
+	return err == nil && len(v) == len(time.DateOnly) && !d.Before(m)
 }
 
 // validateRevisions rejects a revision the server cannot speak.

@@ -293,7 +293,7 @@ func (s *Server) followPOST(w http.ResponseWriter, r *http.Request, sess *sessio
 	}
 	want := s.store.Requests(ctx, sess.id, stream)
 	primingID := ""
-	if r.Header.Get(headerProtocolVersion) >= primingVersion {
+	if revisionAtLeast(r.Header.Get(headerProtocolVersion), primingVersion) {
 		primingID = r.Header.Get(keyLastEventID)
 	}
 	w = openSSE(w, primingID)

@@ -319,7 +319,7 @@ func (s *Server) announceTasks(next mcp.MethodHandler) mcp.MethodHandler {
 func (s *Server) announce(res mcp.Result) mcp.Result {
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
-		if r.ProtocolVersion < tasksVersion || r.Capabilities == nil {
+		if !revisionAtLeast(r.ProtocolVersion, tasksVersion) || r.Capabilities == nil {
 			return res
 		}
 		caps := taskCaps

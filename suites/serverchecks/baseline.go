@@ -68,7 +68,7 @@ type Baseline struct {
 // does not apply to the target.
 func ObserveBaseline(ctx context.Context, tc *Target) *Baseline {
 	n := tc.Config.Tools.Notifying
-	if n == nil || tc.ProtocolVersion >= wire.SessionlessProtocolVersion {
+	if n == nil || wire.Revision(tc.ProtocolVersion).Sessionless() {
 		return nil
 	}
 	direct := *tc

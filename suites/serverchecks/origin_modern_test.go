@@ -27,7 +27,7 @@ func TestOriginSessionless(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				modern := r.Header.Get(wire.HeaderProtocolVersion) >= wire.SessionlessProtocolVersion
+				modern := wire.Revision(r.Header.Get(wire.HeaderProtocolVersion)).Sessionless()
 				if r.Header.Get("Origin") != "" && (!modern || tt.guardModern) {
 					http.Error(w, "forbidden origin", http.StatusForbidden)
 					return

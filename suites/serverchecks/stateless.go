@@ -15,7 +15,7 @@ import (
 
 // sessionlessRevision reports a target checked in 2026-07-28.
 func (tc *Target) sessionlessRevision() bool {
-	return tc.ProtocolVersion >= wire.SessionlessProtocolVersion
+	return wire.Revision(tc.ProtocolVersion).Sessionless()
 }
 
 // stateless reports a target that does the initialize handshake but

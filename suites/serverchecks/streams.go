@@ -152,7 +152,7 @@ func streamChecks() []def {
 		}},
 
 		{id: "SSE-PRIMING", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			if e.target.ProtocolVersion < "2025-11-25" {
+			if !wire.Revision(e.target.ProtocolVersion).HasPriming() {
 				e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
 			}
 			sid := e.connect(ctx, e.C)

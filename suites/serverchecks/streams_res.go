@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // replacedGETWait bounds how long the server may take to close a replaced GET.
@@ -41,7 +42,7 @@ func streamResilienceChecks() []def {
 		}},
 
 		{id: "GET-PRIMED", body: func(ctx context.Context, e *env) {
-			if e.target.ProtocolVersion < "2025-11-25" {
+			if !wire.Revision(e.target.ProtocolVersion).HasPriming() {
 				e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
 			}
 			sid := e.connect(ctx, e.C)

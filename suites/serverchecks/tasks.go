@@ -74,7 +74,7 @@ func (t taskState) poll() time.Duration {
 }
 
 // modern reports a target checked in the sessionless revision.
-func (e *env) modern() bool { return e.target.ProtocolVersion >= wire.SessionlessProtocolVersion }
+func (e *env) modern() bool { return wire.Revision(e.target.ProtocolVersion).Sessionless() }
 
 // taskSession returns the session task requests go on: a new one, or ""
 // in the sessionless revision and against a stateless target (whose
