@@ -67,9 +67,12 @@ type Entry struct {
 	// writes stalled by a client that stops reading), so it runs alone,
 	// after the checks that run side by side.
 	Exclusive bool `json:"exclusive,omitempty"`
-	// Sessionless: the check applies to a target without sessions too;
-	// the others are skipped there.
-	Sessionless bool `json:"sessionless,omitempty"`
+	// Revisions are the protocol revisions the behaviour belongs to; a
+	// run of another skips the check.
+	Revisions Revisions `json:"revisions"`
+	// Stateless: at a revision with sessions, the check also runs against
+	// a target that issues no session id; the others are skipped there.
+	Stateless bool `json:"stateless,omitempty"`
 	// Idle: the check leaves its session silent on purpose (the grace
 	// checks). Other checks keep their sessions warm, so a session reaped
 	// mid-check is never blamed on the behaviour they look at.

@@ -38,15 +38,11 @@ func parseRevisions(v string) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// appliesAt reports whether check id exists at revision: the sessionless
-// revision has the sessionless checks whose bodies speak it, the earlier
-// ones every check but those of the sessionless revision alone.
+// appliesAt reports whether check id exists at revision: its catalogue
+// entry lists the revision among its Revisions.
 func appliesAt(id, revision string) bool {
-	if wire.Revision(revision).Sessionless() {
-		e, ok := catalogue.Lookup(id)
-		return ok && e.Sessionless && serverchecks.RunsInSessionlessRevision(id)
-	}
-	return serverchecks.RunsWithSessions(id)
+	e, ok := catalogue.Lookup(id)
+	return ok && e.Revisions.Has(wire.Revision(revision))
 }
 
 // revisionProbe is the first contact at one revision of a run.

@@ -9,7 +9,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/clients"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
-	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // writeChecksDoc writes the catalogue as Markdown (docs/checks.md): per
@@ -45,19 +45,13 @@ func writeChecksDoc(w io.Writer) error {
 // appliesTo says on which kinds of target a check runs.
 func appliesTo(e catalogue.Entry) string {
 	var out []string
-	if e.Side == catalogue.Client {
-		if e.Sessionless {
-			return "sessions, 2026-07-28"
-		}
-		return "sessions"
-	}
-	if serverchecks.RunsWithSessions(e.ID) {
+	if e.Revisions.Has(wire.Revision20251125) {
 		out = append(out, "sessions")
 	}
-	if e.Sessionless {
+	if e.Stateless {
 		out = append(out, "stateless")
 	}
-	if serverchecks.RunsInSessionlessRevision(e.ID) {
+	if e.Revisions.Has(wire.Revision20260728) {
 		out = append(out, "2026-07-28")
 	}
 	return strings.Join(out, ", ")

@@ -97,7 +97,7 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func sessionlessClientChecks() []string {
 	var ids []string
 	for _, e := range catalogue.Of(catalogue.Client) {
-		if e.Sessionless {
+		if e.Revisions.Has(wire.Revision20260728) {
 			ids = append(ids, e.ID)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/clients"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/clientchecks"
 )
 
@@ -344,10 +345,10 @@ func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 	t.Parallel()
 	exe := plainCLI(t)
 	dir := t.TempDir()
-	sessionless := func(id string) bool { return catalogue.MustLookup(id).Sessionless }
+	sessionless := func(id string) bool { return catalogue.MustLookup(id).Revisions.Has(wire.Revision20260728) }
 	sessionlessChecks := 0
 	for _, e := range catalogue.Of(catalogue.Client) {
-		if e.Sessionless {
+		if sessionless(e.ID) {
 			sessionlessChecks++
 		}
 	}
@@ -544,10 +545,11 @@ func TestClientChoosesItsRevision(t *testing.T) {
 	got := runClientChecks(t, brokenClient(t, "chooses-2026-07-28"), catalogue.IDs(catalogue.Client)...)
 	for _, e := range catalogue.Of(catalogue.Client) {
 		c := got[e.ID]
+		modern := e.Revisions.Has(wire.Revision20260728)
 		switch {
-		case e.Sessionless && c.Verdict != report.Pass:
+		case modern && c.Verdict != report.Pass:
 			t.Errorf("%s is %s against a client that chose 2026-07-28: %s", e.ID, c.Verdict, c.Message)
-		case !e.Sessionless && (c.Verdict != report.Skip || !strings.Contains(c.Message, "the client speaks 2026-07-28 by itself")):
+		case !modern && (c.Verdict != report.Skip || !strings.Contains(c.Message, "the client speaks 2026-07-28 by itself")):
 			t.Errorf("%s is %s (%s), want not applicable: the client speaks 2026-07-28", e.ID, c.Verdict, c.Message)
 		}
 	}

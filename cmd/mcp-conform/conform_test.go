@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 )
 
@@ -435,7 +436,8 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 				continue
 			}
 			broken := slices.Contains(breaks, c.ID)
-			inapplicable := f.Stateless && !catalogue.MustLookup(c.ID).Sessionless
+			e := catalogue.MustLookup(c.ID)
+			inapplicable := f.Stateless && !e.Stateless && e.Revisions.Has(wire.Revision20251125)
 			switch {
 			case inapplicable && (c.Verdict != report.Skip || c.Cause != report.NoSessions):
 				wrong = append(wrong, fmt.Sprintf("%s is %s (%s): against a stateless target it needs sessions, so it is not applicable", c.ID, c.Verdict, c.Message))

@@ -28,7 +28,8 @@ type Client struct {
 	StateRoot string
 	// ProtocolVersion is the revision the client is told to speak
 	// (contract.EnvProtocolVersion); "" is 2025-11-25. Under
-	// wire.SessionlessProtocolVersion only the catalogue's Sessionless checks run.
+	// wire.SessionlessProtocolVersion only the checks whose catalogue
+	// Revisions have it run.
 	ProtocolVersion string
 	// Parallel is how many checks run at once (--parallel): how many client
 	// processes the checks' deadlines expect to share the cores.
@@ -93,9 +94,6 @@ type def struct {
 	runs  int
 	waits time.Duration
 	body  func(ctx context.Context, e *clientEnv)
-	// only: the check is about 2026-07-28 alone, so a client that does not
-	// speak it (told to or by itself) is not graded by it.
-	only bool
 }
 
 // Checks returns the client checks, in catalogue order, bound to cl.
@@ -107,18 +105,22 @@ func Checks(cl *Client) []kit.Check {
 	out := make([]kit.Check, len(defs))
 	for i, d := range defs {
 		ent := catalogue.MustLookup(d.id)
+		// A check about 2026-07-28 alone does not grade a client that
+		// does not speak it (told to or by itself); one of the revisions
+		// with sessions alone skips a client that speaks 2026-07-28.
+		only, modernToo := !ent.Revisions.Has(wire.Revision20251125), ent.Revisions.Has(wire.Revision20260728)
 		out[i] = kit.Check{Entry: ent, Need: d.need(cl), Run: func(t *kit.T) {
 			switch {
-			case d.only && !cl.modern():
+			case only && !cl.modern():
 				t.Skip(report.OtherRevision, serverchecks.OnlySessionlessRevision)
-			case ent.Sessionless:
+			case modernToo:
 			case cl.ProtocolVersion == wire.SessionlessProtocolVersion:
 				t.Skip(report.NoSessions, "not applicable: the check needs sessions, which "+wire.SessionlessProtocolVersion+" does not have")
 			case cl.Measured.Revision != "":
 				t.Skipf(report.NoSessions, "not applicable: the check needs sessions, and the client speaks %s by itself (in its measured run it asked server/discover or sent that MCP-Protocol-Version), which has none", cl.Measured.Revision)
 			}
 			e := cl.newEnv(t, d)
-			if !ent.Sessionless && !e.modern() {
+			if !modernToo && !e.modern() {
 				defer e.respectRevision()
 			}
 			d.body(t.Context(), e)

@@ -125,7 +125,7 @@ func (s *scriptedServer) serveListen(x *exchange, w http.ResponseWriter, r *http
 // listenChecks are the client checks of subscriptions/listen (2026-07-28).
 func listenChecks() []def {
 	return []def{
-		{id: "CLI-LISTEN-AGAIN", only: true, runs: 1, waits: listenHeld + listenAgainWithin, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-LISTEN-AGAIN", runs: 1, waits: listenHeld + listenAgainWithin, body: func(ctx context.Context, e *clientEnv) {
 			var listens atomic.Int32
 			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
 				if !isListen(*x) {

@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
@@ -147,7 +148,7 @@ func (e *clientEnv) refusedIn(n int, era string) *exchange {
 // revision.
 func revisionChecks() []def {
 	return []def{
-		{id: "CLI-REISSUE", only: true, runs: 1, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-REISSUE", runs: 1, body: func(ctx context.Context, e *clientEnv) {
 			var armed atomic.Bool
 			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
 				if !armed.CompareAndSwap(false, true) {
@@ -178,7 +179,7 @@ func revisionChecks() []def {
 			e.Expect(resultText(r.result().Result)).To(Equal("again"), "the re-issued call's result")
 		}},
 
-		{id: "CLI-UPGRADE", only: true, runs: 4, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-UPGRADE", runs: 4, body: func(ctx context.Context, e *clientEnv) {
 			// Both recognized errors a server of 2026-07-28 alone refuses an
 			// older request with, each from a client that cached nothing.
 			e.upgrade(ctx, codeUnsupportedVersion)
@@ -186,7 +187,7 @@ func revisionChecks() []def {
 			e.upgrade(ctx, codeHeaderMismatch)
 		}},
 
-		{id: "CLI-DOWNGRADE", only: true, runs: 2, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-DOWNGRADE", runs: 2, body: func(ctx context.Context, e *clientEnv) {
 			a := e.run(ctx, callRun("echo", map[string]any{"text": "one"}))
 			if e.spokeModern(a.n) == "" {
 				e.Skipf(report.NotApplicable, "not applicable: run %d did not speak %s, so there is nothing to fall back from", a.n, eraModern)
@@ -233,7 +234,7 @@ func revisionChecks() []def {
 			e.Expect(resultText(b.result().Result)).To(Equal("two"), "the call's result")
 		}},
 
-		{id: "CLI-REVISION-CACHE", only: true, runs: 3, body: func(ctx context.Context, e *clientEnv) {
+		{id: "CLI-REVISION-CACHE", runs: 3, body: func(ctx context.Context, e *clientEnv) {
 			e.revisionCache(ctx)
 		}},
 	}
@@ -242,10 +243,6 @@ func revisionChecks() []def {
 // OnlySessionless reports a client check about 2026-07-28 alone, not
 // applicable to a client that does not speak it.
 func OnlySessionless(id string) bool {
-	for _, d := range append(revisionChecks(), listenChecks()...) {
-		if d.id == id {
-			return d.only
-		}
-	}
-	return false
+	e, ok := catalogue.Lookup(id)
+	return ok && !e.Revisions.Has(wire.Revision20251125)
 }

@@ -46,13 +46,6 @@ type def struct {
 	// reset arms the check's proxy for F-RESET (every close becomes a TCP
 	// reset, so only checks that reset use it).
 	reset bool
-	// modern: the body speaks the sessionless revision 2026-07-28 too
-	// (no initialize); other Sessionless checks run there only against a
-	// stateless 2025-11-25 target.
-	modern bool
-	// only: the behaviour exists in the sessionless revision only; the
-	// check skips in a run of an earlier one (modern is set too).
-	only bool
 }
 
 // Checks returns the server checks, in catalogue order, bound to tc.
@@ -77,8 +70,8 @@ func allDefs() []def {
 		sessionChecks(), streamChecks(), jsonrpcChecks(), graceChecks(), recreateChecks(), authRefreshChecks(),
 		streamResilienceChecks(), replayChecks(), envelopeChecks(), robustnessChecks(), restartChecks(),
 		replicaChecks(),
-		append(modernToo(taskChecks()), modernOnly(modernTaskChecks())...), // their io.modelcontextprotocol/tasks variants
-		modernOnly(modernChecks()), modernOnly(listenChecks()),
+		taskChecks(), modernTaskChecks(), // their io.modelcontextprotocol/tasks variants
+		modernChecks(), listenChecks(),
 	} {
 		defs = append(defs, section...)
 	}
@@ -99,13 +92,13 @@ const NoRestart = "needs a restartable target: run with --server-cmd"
 // looked at before keys, so a check skipped for keys needs nothing else.
 func (tc *Target) setup(t *kit.T, d def) *env {
 	ent := t.Entry
-	switch {
-	case d.only && !tc.sessionlessRevision():
+	switch rev := wire.Revision(tc.ProtocolVersion); {
+	case ent.Revisions.Since != "" && rev.Before(ent.Revisions.Since):
 		t.Skip(report.OtherRevision, OnlySessionlessRevision)
-	case tc.Sessionless != "" && !ent.Sessionless:
-		t.Skip(report.NoSessions, "not applicable: "+tc.Sessionless)
-	case tc.sessionlessRevision() && !d.modern:
+	case tc.sessionlessRevision() && !ent.Revisions.Has(rev) && ent.Stateless:
 		t.Skip(report.NoSessions, "not applicable: "+tc.Sessionless+"; the check begins with the initialize handshake, which that revision removed")
+	case tc.sessionlessRevision() && !ent.Revisions.Has(rev), tc.Sessionless != "" && !ent.Stateless:
+		t.Skip(report.NoSessions, "not applicable: "+tc.Sessionless)
 	}
 	keys, flags := ent.Missing(tc.Config.Has, tc.Restart != nil, len(tc.Replicas) > 0)
 	switch {

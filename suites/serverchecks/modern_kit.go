@@ -33,14 +33,6 @@ const (
 // metaSubscriptionID tags a listen stream's messages with its request's id.
 const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 
-// modernOnly marks defs of behaviours of the sessionless revision only.
-func modernOnly(defs []def) []def {
-	for i := range defs {
-		defs[i].modern, defs[i].only = true, true
-	}
-	return defs
-}
-
 // newKey is a fresh value for target.Key: the check's own count or resource.
 func newKey() string { return rand.Text() }
 

@@ -117,7 +117,7 @@ func sessionChecks() []def {
 			e.Expect(resp.Status).To(Equal(http.StatusBadRequest), "tools/list with MCP-Protocol-Version 1999-01-01")
 		}},
 
-		{id: "ORIGIN-403", modern: true, body: func(ctx context.Context, e *env) {
+		{id: "ORIGIN-403", body: func(ctx context.Context, e *env) {
 			foreign := e.Config.Origins.DisallowedOrigin()
 			h := e.Config.RequestHeader()
 			h.Set("Origin", foreign)

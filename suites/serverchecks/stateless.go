@@ -1,17 +1,16 @@
 package serverchecks
 
 import (
-	"slices"
-
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // A target without sessions is one of two kinds. A stateless 2025-11-25
 // server (the SDKs' stateless mode) still does the initialize handshake
-// but issues no Mcp-Session-Id: the catalogue's Sessionless checks run
+// but issues no Mcp-Session-Id: the catalogue's Stateless checks run
 // against it, their requests carrying no session id. The sessionless
 // revision 2026-07-28 has no initialize at all: there only the checks
-// whose bodies speak it (modern defs) run.
+// whose entries list it among their Revisions run.
 
 // sessionlessRevision reports a target checked in 2026-07-28.
 func (tc *Target) sessionlessRevision() bool {
@@ -26,24 +25,18 @@ func (tc *Target) stateless() bool { return tc.Sessionless != "" && !tc.sessionl
 // connect returns "" and requests carry no Mcp-Session-Id.
 func (e *env) stateless() bool { return e.target.stateless() }
 
-// modernToo marks defs whose bodies also speak the sessionless revision.
-func modernToo(defs []def) []def {
-	for i := range defs {
-		defs[i].modern = true
-	}
-	return defs
-}
-
 // RunsInSessionlessRevision reports whether check id runs under
 // --protocol-version 2026-07-28, rather than being skipped there as
 // needing sessions or the initialize handshake.
 func RunsInSessionlessRevision(id string) bool {
-	return slices.ContainsFunc(allDefs(), func(d def) bool { return d.id == id && d.modern })
+	e, ok := catalogue.Lookup(id)
+	return ok && e.Revisions.Has(wire.Revision20260728)
 }
 
 // RunsWithSessions reports whether check id runs against a 2025 target
 // that issues session ids, rather than existing in the sessionless
 // revision only.
 func RunsWithSessions(id string) bool {
-	return slices.ContainsFunc(allDefs(), func(d def) bool { return d.id == id && !d.only })
+	e, ok := catalogue.Lookup(id)
+	return ok && e.Revisions.Has(wire.Revision20251125)
 }

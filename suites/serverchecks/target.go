@@ -34,8 +34,8 @@ type Target struct {
 	Baseline *Baseline
 	// Sessionless is why the checks that need sessions do not apply (the
 	// target assigned no session id, or speaks only a sessionless revision);
-	// empty when they do. The catalogue's Sessionless checks run there (see
-	// stateless.go).
+	// empty when they do. The catalogue's Stateless checks, and at
+	// 2026-07-28 those of that revision, run there (see stateless.go).
 	Sessionless string
 	// FollowRedirects follows redirects within the target's origin
 	// (--follow-redirects); by default a redirect is an answer. A redirect
