@@ -92,13 +92,8 @@ const NoRestart = "needs a restartable target: run with --server-cmd"
 // looked at before keys, so a check skipped for keys needs nothing else.
 func (tc *Target) setup(t *kit.T, d def) *env {
 	ent := t.Entry
-	switch rev := wire.Revision(tc.ProtocolVersion); {
-	case ent.Revisions.Since != "" && rev.Before(ent.Revisions.Since):
-		t.Skip(report.OtherRevision, OnlySessionlessRevision)
-	case tc.sessionlessRevision() && !ent.Revisions.Has(rev) && ent.Stateless:
-		t.Skip(report.NoSessions, "not applicable: "+tc.Sessionless+"; the check begins with the initialize handshake, which that revision removed")
-	case tc.sessionlessRevision() && !ent.Revisions.Has(rev), tc.Sessionless != "" && !ent.Stateless:
-		t.Skip(report.NoSessions, "not applicable: "+tc.Sessionless)
+	if cause, why := tc.inapplicable(ent); cause != "" {
+		t.Skip(cause, why)
 	}
 	keys, flags := ent.Missing(tc.Config.Has, tc.Restart != nil, len(tc.Replicas) > 0)
 	switch {

@@ -2,6 +2,7 @@ package serverchecks
 
 import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
@@ -24,6 +25,21 @@ func (tc *Target) stateless() bool { return tc.Sessionless != "" && !tc.sessionl
 // stateless reports a check against a stateless 2025-11-25 target:
 // connect returns "" and requests carry no Mcp-Session-Id.
 func (e *env) stateless() bool { return e.target.stateless() }
+
+// inapplicable says why the behaviour of ent does not apply to the target
+// ("" when it does): the run's revision is not among its Revisions, or the
+// target issues no session id and the check needs one.
+func (tc *Target) inapplicable(ent catalogue.Entry) (report.Cause, string) {
+	switch rev := wire.Revision(tc.ProtocolVersion); {
+	case ent.Revisions.Since != "" && rev.Before(ent.Revisions.Since):
+		return report.OtherRevision, OnlySessionlessRevision
+	case tc.sessionlessRevision() && !ent.Revisions.Has(rev) && ent.Stateless:
+		return report.NoSessions, "not applicable: " + tc.Sessionless + "; the check begins with the initialize handshake, which that revision removed"
+	case tc.sessionlessRevision() && !ent.Revisions.Has(rev), tc.stateless() && !ent.Stateless:
+		return report.NoSessions, "not applicable: " + tc.Sessionless
+	}
+	return "", ""
+}
 
 // RunsInSessionlessRevision reports whether check id runs under
 // --protocol-version 2026-07-28, rather than being skipped there as
