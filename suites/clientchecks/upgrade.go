@@ -76,21 +76,30 @@ func (e *clientEnv) restartAtNextCall() {
 	})
 }
 
+// fallBackThenRestart runs the client on a server of 2025-11-25 (run a,
+// which must fall back to it, or the check does not apply: so nothing is
+// left to grade), then restarts the server as 2026-07-28 alone at the
+// client's next call (run b). refused is b's request refused for its
+// revision, if any.
+func (e *clientEnv) fallBackThenRestart(ctx context.Context, so string) (a, b *clientRun, refused *exchange) {
+	e.srv.setEra(eraLegacy)
+	a = e.start(callRun("echo", map[string]any{"text": "one"}))
+	if why := e.fellBack(ctx, a); why != "" {
+		e.Skipf(report.NotApplicable, "not applicable: %s, so %s (CLI-DOWNGRADE grades the fallback)%s", why, so, a.clientError())
+	}
+	e.restartAtNextCall()
+	b = e.start(callRun("echo", map[string]any{"text": "two"}))
+	b.wait(ctx)
+	b.declined()
+	return a, b, e.refusedIn(b.n, eraModern)
+}
+
 // upgrade is one pair of CLI-UPGRADE's runs: the client falls back to
 // 2025-11-25, then the server restarts as 2026-07-28 alone and refuses its
 // next call with code; the client must move to 2026-07-28.
 func (e *clientEnv) upgrade(ctx context.Context, code int) {
-	e.srv.setEra(eraLegacy)
 	e.srv.setRefusal(code)
-	a := e.start(callRun("echo", map[string]any{"text": "one"}))
-	if why := e.fellBack(ctx, a); why != "" {
-		e.Skipf(report.NotApplicable, "not applicable: %s, so there is nothing to upgrade from (CLI-DOWNGRADE grades the fallback)%s", why, a.clientError())
-	}
-	e.restartAtNextCall()
-	b := e.start(callRun("echo", map[string]any{"text": "two"}))
-	b.wait(ctx)
-	b.declined()
-	refused := e.refusedIn(b.n, eraModern)
+	_, b, refused := e.fallBackThenRestart(ctx, "there is nothing to upgrade from")
 	if refused == nil {
 		e.Skipf(report.NotApplicable, "not applicable: run %d's call was not refused for its revision (it spoke %s already), so no upgrade was needed%s", b.n, eraModern, b.clientError())
 	}
@@ -125,16 +134,7 @@ func (e *clientEnv) upgrade(ctx context.Context, code int) {
 // kept across its restarts, the fallback to 2025-11-25 and, once that
 // fails, the upgrade to 2026-07-28.
 func (e *clientEnv) revisionCache(ctx context.Context) {
-	e.srv.setEra(eraLegacy)
-	a := e.start(callRun("echo", map[string]any{"text": "one"}))
-	if why := e.fellBack(ctx, a); why != "" {
-		e.Skipf(report.NotApplicable, "not applicable: %s, so there is no revision to remember (CLI-DOWNGRADE grades the fallback)%s", why, a.clientError())
-	}
-	e.restartAtNextCall()
-	b := e.start(callRun("echo", map[string]any{"text": "two"}))
-	b.wait(ctx)
-	b.declined()
-	refused := e.refusedIn(b.n, eraModern)
+	a, b, refused := e.fallBackThenRestart(ctx, "there is no revision to remember")
 	for _, x := range e.exchanges(b.n) {
 		if refused != nil && x.N >= refused.N {
 			break
