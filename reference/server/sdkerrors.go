@@ -81,17 +81,29 @@ func isResponseTo(p []byte, id json.RawMessage) bool {
 }
 
 // idKey is the value of a JSON-RPC id, a string or a number, however it
-// is spelled; false for anything else.
+// is spelled; false for anything else. An integer is kept exact: ids
+// past 2^53 that a float64 would merge stay apart (the id guard tells
+// them apart too).
 func idKey(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	if dec.Decode(&v) != nil {
 		return "", false
 	}
 	switch v := v.(type) {
 	case string:
 		return "s" + v, true
-	case float64:
-		return "n" + strconv.FormatFloat(v, 'g', -1, 64), true
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return "n" + strconv.FormatInt(i, 10), true
+		}
+		if f, err := v.Float64(); err == nil {
+			if i := int64(f); float64(i) == f && f > -1<<53 && f < 1<<53 {
+				return "n" + strconv.FormatInt(i, 10), true // 1.0 is 1
+			}
+			return "n" + strconv.FormatFloat(f, 'g', -1, 64), true
+		}
 	}
 	return "", false
 }
