@@ -1,13 +1,14 @@
-// Package catalogue is the behaviour catalogue as data: every behaviour ID the
-// reference implements and the harness checks, with its level, section and the
-// target-profile keys a check needs. IDs are the contract between the suites,
-// the reports, the fixtures and the documentation.
+// Package catalogue is the vocabulary of the behaviour catalogue: what an
+// entry says about a check (its ID, level, section, revisions, the
+// target-profile keys it needs, where its behaviour is written down). Each
+// check declares its own entry beside its body (suites/serverchecks,
+// suites/clientchecks); package suites gathers them into the catalogue. IDs
+// are the contract between the suites, the reports, the fixtures and the
+// documentation.
 package catalogue
 
 import (
-	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -154,54 +155,12 @@ func (e Entry) Required(strict bool) bool {
 	return false
 }
 
-// All returns the catalogue in catalogue order.
-func All() []Entry { return append([]Entry(nil), entries...) }
-
-// Lookup finds an entry by ID.
-func Lookup(id string) (Entry, bool) {
-	e, ok := byID[id]
-	return e, ok
-}
-
-// MustLookup is Lookup for IDs fixed in code; an unknown ID is a programming error.
-func MustLookup(id string) Entry {
-	e, ok := byID[id]
-	if !ok {
-		panic(fmt.Sprintf("catalogue: unknown behaviour ID %q", id))
-	}
-	return e
-}
-
-// Of returns the entries of one side, in catalogue order.
-func Of(side Side) []Entry {
-	var out []Entry
+// Find returns the entry of entries with the given ID.
+func Find(entries []Entry, id string) (Entry, bool) {
 	for _, e := range entries {
-		if e.Side == side {
-			out = append(out, e)
+		if e.ID == id {
+			return e, true
 		}
 	}
-	return out
+	return Entry{}, false
 }
-
-// IDs returns every ID of the given side, sorted.
-func IDs(side Side) []string {
-	var out []string
-	for _, e := range entries {
-		if e.Side == side {
-			out = append(out, e.ID)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-var byID = func() map[string]Entry {
-	m := make(map[string]Entry, len(entries))
-	for _, e := range entries {
-		if _, dup := m[e.ID]; dup {
-			panic("catalogue: duplicate ID " + e.ID)
-		}
-		m[e.ID] = e
-	}
-	return m
-}()

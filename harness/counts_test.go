@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/readme"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/clientchecks"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
@@ -31,7 +32,7 @@ func TestEveryEntryHasOneCheck(t *testing.T) {
 		for _, c := range checks {
 			got = append(got, c.Entry.ID)
 		}
-		for _, e := range catalogue.Of(side) {
+		for _, e := range suites.Of(side) {
 			want = append(want, e.ID)
 		}
 		if !slices.Equal(got, want) {
@@ -51,7 +52,7 @@ func counts() string {
 	var b strings.Builder
 	b.WriteString("| side | checks | MUST | SHOULD | MAY | RES | run alone |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, side := range []catalogue.Side{catalogue.Server, catalogue.Client} {
-		es := catalogue.Of(side)
+		es := suites.Of(side)
 		fmt.Fprintf(&b, "| %s | %d |", side, len(es))
 		for _, l := range levels {
 			fmt.Fprintf(&b, " %d |", countIf(es, func(e catalogue.Entry) bool { return e.Level == l }))
@@ -59,7 +60,7 @@ func counts() string {
 		fmt.Fprintf(&b, " %d |\n", countIf(es, func(e catalogue.Entry) bool { return e.Exclusive }))
 	}
 	var alone, restart []string
-	for _, e := range catalogue.All() {
+	for _, e := range suites.All() {
 		if e.Exclusive {
 			alone = append(alone, e.ID)
 		}
@@ -85,7 +86,7 @@ func missingExample() string {
 	// A 2025 target with sessions: the checks of the sessionless revision
 	// alone are not applicable there, whatever keys they need.
 	var es []catalogue.Entry
-	for _, e := range catalogue.Of(catalogue.Server) {
+	for _, e := range suites.Of(catalogue.Server) {
 		if serverchecks.RunsWithSessions(e.ID) {
 			es = append(es, e)
 		}
@@ -113,7 +114,7 @@ const (
 func keyed() string {
 	var keys []catalogue.Key
 	by := map[catalogue.Key][]string{}
-	for _, e := range catalogue.Of(catalogue.Server) {
+	for _, e := range suites.Of(catalogue.Server) {
 		for _, k := range e.Needs {
 			if by[k] == nil {
 				keys = append(keys, k)

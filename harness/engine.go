@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
@@ -173,7 +174,7 @@ func block(results map[string]report.Check) {
 		memo[name] = nil // a cycle (the catalogue test forbids them) ends here
 		var out []report.Check
 		c := results[name]
-		for _, dep := range catalogue.MustLookup(c.ID).DependsOn {
+		for _, dep := range suites.MustLookup(c.ID).DependsOn {
 			depName := checkName(dep, c.Revision)
 			r, ok := results[depName]
 			if !ok || severity(r.Verdict) == 0 {

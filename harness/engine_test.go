@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
@@ -20,7 +21,7 @@ import (
 // progress line, and the results come back in catalogue order, with the
 // checks left out marked as not selected.
 func TestEngineSchedules(t *testing.T) {
-	entries := catalogue.Of(catalogue.Server)[:10]
+	entries := suites.Of(catalogue.Server)[:10]
 	var running, most atomic.Int64
 	var mu sync.Mutex
 	var overlapped []string
@@ -78,7 +79,7 @@ func TestEngineSchedules(t *testing.T) {
 func TestEngineInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errTimeoutForTest)
-	e := catalogue.Of(catalogue.Server)[0]
+	e := suites.Of(catalogue.Server)[0]
 	en := &engine{parallel: 1, margin: time.Second, progress: &bytes.Buffer{}}
 	got := en.run(ctx, []kit.Check{{Entry: e, Run: func(*kit.T) {}}}, func(catalogue.Entry) bool { return true })
 	if got[0].Verdict != report.Skip || !strings.Contains(got[0].Message, errTimeoutForTest.Error()) {
@@ -93,7 +94,7 @@ var errTimeoutForTest = errors.New("the run's --timeout passed")
 // kept, and an inconclusive result twice is never a failure, even for a
 // check the baseline lists.
 func TestEngineRetriesInconclusive(t *testing.T) {
-	ents := catalogue.Of(catalogue.Server)
+	ents := suites.Of(catalogue.Server)
 	var attempts [2]atomic.Int64
 	checks := []kit.Check{
 		{Entry: ents[0], Run: func(k *kit.T) {

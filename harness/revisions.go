@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -41,7 +41,7 @@ func parseRevisions(v string) ([]string, error) {
 // appliesAt reports whether check id exists at revision: its catalogue
 // entry lists the revision among its Revisions.
 func appliesAt(id, revision string) bool {
-	e, ok := catalogue.Lookup(id)
+	e, ok := suites.Lookup(id)
 	return ok && e.Revisions.Has(wire.Revision(revision))
 }
 

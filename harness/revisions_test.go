@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
@@ -42,7 +43,7 @@ func TestParseRevisions(t *testing.T) {
 // both (a pass at one is stale), ID@revision at that one alone; a check
 // is blocked only by its root at its own revision.
 func TestEngineRevisions(t *testing.T) {
-	origin, durable, fast := catalogue.MustLookup("ORIGIN-403"), catalogue.MustLookup("TASK-DURABLE-CREATE"), catalogue.MustLookup("TASK-CREATE-FAST")
+	origin, durable, fast := suites.MustLookup("ORIGIN-403"), suites.MustLookup("TASK-DURABLE-CREATE"), suites.MustLookup("TASK-CREATE-FAST")
 	pass := func(*kit.T) {}
 	fail := func(k *kit.T) { k.Failf("broken") }
 	at := func(e catalogue.Entry, rev string, body func(*kit.T)) job {

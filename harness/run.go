@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -437,7 +438,7 @@ func (o *Options) allJobs() []job {
 		if o.multi() {
 			label = rev
 		}
-		for _, e := range catalogue.Of(catalogue.Server) {
+		for _, e := range suites.Of(catalogue.Server) {
 			if !o.multi() || appliesAt(e.ID, rev) {
 				out = append(out, job{Check: kit.Check{Entry: e}, revision: label})
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/target"
 )
 
@@ -176,7 +177,7 @@ func missingKeys(checks []report.Check, has func(catalogue.Key) bool, restartabl
 		if c.Verdict != report.Skip || !c.Cause.Unmet() {
 			continue
 		}
-		if e, ok := catalogue.Lookup(c.ID); ok {
+		if e, ok := suites.Lookup(c.ID); ok {
 			es = append(es, e)
 		}
 	}

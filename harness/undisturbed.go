@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 )
 
@@ -17,7 +18,7 @@ import (
 // declares, it says so once, as what it is.
 func (o *Options) observeUndisturbed(ctx context.Context, tc *serverchecks.Target, stdout io.Writer) {
 	selected := o.selector()
-	if !slices.ContainsFunc(catalogue.Of(catalogue.Server), func(e catalogue.Entry) bool {
+	if !slices.ContainsFunc(suites.Of(catalogue.Server), func(e catalogue.Entry) bool {
 		return selected(e) && slices.Contains(e.Needs, catalogue.KeyNotifying)
 	}) {
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/fixtures/clients"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites"
 )
 
 // writeChecksDoc writes the catalogue as Markdown (docs/checks.md): per
@@ -28,7 +29,7 @@ func writeChecksDoc(w io.Writer) error {
 	for _, side := range []catalogue.Side{catalogue.Server, catalogue.Client} {
 		fmt.Fprintf(&b, "\n## %s checks\n", strings.ToUpper(string(side[:1]))+string(side[1:]))
 		section := ""
-		for _, e := range catalogue.Of(side) {
+		for _, e := range suites.Of(side) {
 			if e.Section != section {
 				section = e.Section
 				fmt.Fprintf(&b, "\n### %s\n\n| ID | level | applies to | needs | rests on | fixtures | behaviour |\n| --- | --- | --- | --- | --- | --- | --- |\n", section)

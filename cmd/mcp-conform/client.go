@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites"
 )
 
 const clientUsage = `usage: mcp-conform client [--command CMD] [--protocol-version V] [--scenario ID]... [--junit FILE] [--json FILE] [--html FILE]
@@ -96,7 +97,7 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // revision without sessions.
 func sessionlessClientChecks() []string {
 	var ids []string
-	for _, e := range catalogue.Of(catalogue.Client) {
+	for _, e := range suites.Of(catalogue.Client) {
 		if e.Revisions.Has(wire.Revision20260728) {
 			ids = append(ids, e.ID)
 		}

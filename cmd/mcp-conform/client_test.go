@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/fixtures/clients"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/clientchecks"
 )
 
@@ -193,7 +194,7 @@ func scenariosOf(ids []string) []string {
 // requiredIn2025 reports a client check a failure of which fails a run of
 // the default revision: a required one not of 2026-07-28 alone.
 func requiredIn2025(id string) bool {
-	e := catalogue.MustLookup(id)
+	e := suites.MustLookup(id)
 	return e.Required(false) && !clientchecks.OnlySessionless(id)
 }
 
@@ -345,9 +346,9 @@ func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 	t.Parallel()
 	exe := plainCLI(t)
 	dir := t.TempDir()
-	sessionless := func(id string) bool { return catalogue.MustLookup(id).Revisions.Has(wire.Revision20260728) }
+	sessionless := func(id string) bool { return suites.MustLookup(id).Revisions.Has(wire.Revision20260728) }
 	sessionlessChecks := 0
-	for _, e := range catalogue.Of(catalogue.Client) {
+	for _, e := range suites.Of(catalogue.Client) {
 		if sessionless(e.ID) {
 			sessionlessChecks++
 		}
@@ -374,7 +375,7 @@ func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 			cmd.WaitDelay = 10 * time.Second
 			err := cmd.Run()
 			want := exitFail
-			if !slices.ContainsFunc(f.Breaks, func(id string) bool { return sessionless(id) && catalogue.MustLookup(id).Required(false) }) {
+			if !slices.ContainsFunc(f.Breaks, func(id string) bool { return sessionless(id) && suites.MustLookup(id).Required(false) }) {
 				want = exitOK
 			}
 			var ee *exec.ExitError
@@ -542,8 +543,8 @@ func TestClientFallbackNeedsARejoin(t *testing.T) {
 // sessions is not applicable, saying why, and the task checks pass.
 func TestClientChoosesItsRevision(t *testing.T) {
 	t.Parallel()
-	got := runClientChecks(t, brokenClient(t, "chooses-2026-07-28"), catalogue.IDs(catalogue.Client)...)
-	for _, e := range catalogue.Of(catalogue.Client) {
+	got := runClientChecks(t, brokenClient(t, "chooses-2026-07-28"), suites.IDs(catalogue.Client)...)
+	for _, e := range suites.Of(catalogue.Client) {
 		c := got[e.ID]
 		modern := e.Revisions.Has(wire.Revision20260728)
 		switch {

@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
 )
 
@@ -310,7 +311,7 @@ func suiteAgainst(exe, profile, dir string, f servers.Fixture, extra ...string) 
 // only MAY checks, which only inform.
 func wantExit(breaks []string) int {
 	for _, id := range breaks {
-		if catalogue.MustLookup(id).Required(true) {
+		if suites.MustLookup(id).Required(true) {
 			return exitFail
 		}
 	}
@@ -436,7 +437,7 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 				continue
 			}
 			broken := slices.Contains(breaks, c.ID)
-			e := catalogue.MustLookup(c.ID)
+			e := suites.MustLookup(c.ID)
 			inapplicable := f.Stateless && !e.Stateless && e.Revisions.Has(wire.Revision20251125)
 			switch {
 			case inapplicable && (c.Verdict != report.Skip || c.Cause != report.NoSessions):
@@ -466,7 +467,7 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 // rootsFailed reports whether every check id's premise rests on failed
 // in the run, as a defect of its own.
 func rootsFailed(r *report.Run, id string) bool {
-	for _, dep := range catalogue.MustLookup(id).DependsOn {
+	for _, dep := range suites.MustLookup(id).DependsOn {
 		for _, c := range r.Checks {
 			if c.ID == dep && !c.Verdict.Defect() && c.Verdict != report.Blocked {
 				return false
@@ -487,7 +488,7 @@ func expectAllPass(t *testing.T, r *report.Run, side catalogue.Side) []string {
 			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Message)
 		}
 	}
-	if want := catalogue.IDs(side); !slices.Equal(sorted(ids), want) {
+	if want := suites.IDs(side); !slices.Equal(sorted(ids), want) {
 		t.Errorf("checks in report:\n%v\nwant every %s ID:\n%v", sorted(ids), side, want)
 	}
 	return ids

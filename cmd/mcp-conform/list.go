@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/suites"
 )
 
 func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,7 +29,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	all := catalogue.All()
+	all := suites.All()
 	if *asJSON && *asMarkdown {
 		return usageError(errors.New("--json and --markdown: choose one"))
 	}

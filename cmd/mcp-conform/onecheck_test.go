@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/suites"
 )
 
 // checkID selects the check TestOneCheck proves (make check ID=...).
@@ -25,7 +26,7 @@ func TestOneCheck(t *testing.T) {
 	if *checkID == "" {
 		t.Skip("no -check ID given (make check ID=GRACE-EXPIRES)")
 	}
-	e, ok := catalogue.Lookup(*checkID)
+	e, ok := suites.Lookup(*checkID)
 	if !ok || e.Side != catalogue.Server {
 		t.Fatalf("-check %q is not a server check (mcp-conform list)", *checkID)
 	}
@@ -77,7 +78,7 @@ func TestOneCheck(t *testing.T) {
 // premises lists the checks id's premise rests on, transitively.
 func premises(id string) []string {
 	var out []string
-	for _, d := range catalogue.MustLookup(id).DependsOn {
+	for _, d := range suites.MustLookup(id).DependsOn {
 		if !slices.Contains(out, d) {
 			out = append(out, d)
 			out = append(out, premises(d)...)

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/internal/redistest"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites"
 )
 
 // TestE2EServerCatchesReplicaFixtures: the replica checks and the checks
@@ -84,7 +85,7 @@ func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
 				}
 			}
 			n := 2 * len(replicaLegs) // at both revisions
-			for _, e := range catalogue.Of(catalogue.Server) {
+			for _, e := range suites.Of(catalogue.Server) {
 				if e.Section == "replicas" {
 					n++
 				}

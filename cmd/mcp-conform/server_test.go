@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/reference/server"
+	"github.com/mcp-conform/mcp-conform/suites"
 )
 
 // TestServerSetupErrors: bad flags, bad files, unreachable and non-MCP
@@ -85,7 +86,7 @@ func TestList(t *testing.T) {
 	if code := run(context.Background(), []string{"list"}, &out, &out); code != exitOK {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
-	for _, e := range catalogue.All() {
+	for _, e := range suites.All() {
 		if !strings.Contains(out.String(), e.ID) {
 			t.Errorf("list lacks %s", e.ID)
 		}
@@ -98,7 +99,7 @@ func TestList(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	var entries []catalogue.Entry
-	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != len(catalogue.All()) {
+	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != len(suites.All()) {
 		t.Fatalf("list --json: %v, %d entries", err, len(entries))
 	}
 }
@@ -173,7 +174,7 @@ func TestLabelFilterSelects(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	want := map[string]bool{}
-	for _, e := range catalogue.All() {
+	for _, e := range suites.All() {
 		if e.Side == catalogue.Server && (slices.Contains(e.Labels(), "jsonrpc") ||
 			slices.Contains(e.Labels(), "envelope") && slices.Contains(e.Labels(), "res")) {
 			want[e.ID] = true
@@ -192,7 +193,7 @@ func TestLabelFilterSelects(t *testing.T) {
 		case want[c.ID] && c.Verdict != report.Pass:
 			t.Errorf("%s: %s %q against the reference", c.ID, c.Verdict, c.Message)
 		case !want[c.ID] && !unselected:
-			t.Errorf("%s (labels %v) ran: %s %q", c.ID, catalogue.MustLookup(c.ID).Labels(), c.Verdict, c.Message)
+			t.Errorf("%s (labels %v) ran: %s %q", c.ID, suites.MustLookup(c.ID).Labels(), c.Verdict, c.Message)
 		}
 		if want[c.ID] {
 			ran++

@@ -83,7 +83,8 @@ type clientEnv struct {
 
 // def is a client check before it is bound to a client command.
 type def struct {
-	id string
+	// The check's catalogue entry (Side and Section are set here).
+	catalogue.Entry
 	// opts configure the check's scripted server.
 	opts serverOpts
 	// runs is how many times the check starts the client under test, and
@@ -98,13 +99,10 @@ type def struct {
 
 // Checks returns the client checks, in catalogue order, bound to cl.
 func Checks(cl *Client) []kit.Check {
-	var defs []def
-	for _, section := range [][]def{sessionChecks(), streamChecks(), expiryChecks(), taskChecks(), revisionChecks(), listenChecks(), statusChecks(), oauthChecks()} {
-		defs = append(defs, section...)
-	}
+	defs := allDefs()
 	out := make([]kit.Check, len(defs))
 	for i, d := range defs {
-		ent := catalogue.MustLookup(d.id)
+		ent := d.Entry
 		// A check about 2026-07-28 alone does not grade a client that
 		// does not speak it (told to or by itself); one of the revisions
 		// with sessions alone skips a client that speaks 2026-07-28.
@@ -128,6 +126,39 @@ func Checks(cl *Client) []kit.Check {
 	}
 	return out
 }
+
+// allDefs returns every client check's def, in catalogue order: the
+// order of the kinds here, then of the checks in each.
+func allDefs() []def {
+	var defs []def
+	for _, kind := range [][]def{sessionChecks(), streamChecks(), expiryChecks(), taskChecks(), revisionChecks(), listenChecks(), statusChecks(), oauthChecks()} {
+		for _, d := range kind {
+			d.Entry = clientEntry(d.Entry)
+			defs = append(defs, d)
+		}
+	}
+	return defs
+}
+
+// clientEntry is e on the client side, in the client section (every
+// client check's).
+func clientEntry(e catalogue.Entry) catalogue.Entry {
+	e.Side, e.Section = catalogue.Client, "client"
+	return e
+}
+
+// Entries returns the client checks' catalogue entries, in catalogue order.
+func Entries() []catalogue.Entry {
+	defs := allDefs()
+	out := make([]catalogue.Entry, len(defs))
+	for i, d := range defs {
+		out[i] = d.Entry
+	}
+	return out
+}
+
+// lookup finds a client check's entry by ID.
+func lookup(id string) (catalogue.Entry, bool) { return catalogue.Find(Entries(), id) }
 
 // respectRevision, deferred by a check that needs sessions, turns its end
 // into not applicable when a run of the client spoke the revision without

@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
@@ -106,171 +107,181 @@ const cancelledSteps = 20
 // expiryChecks are the expiry checks.
 func expiryChecks() []def {
 	return []def{
-		{id: "CLI-404-REINIT", opts: serverOpts{plain: true}, runs: 2, body: func(ctx context.Context, e *clientEnv) {
-			e.expireFirstCall()
-			a := e.run(ctx, callRun("echo", map[string]any{"text": "retried"}),
-				"on the plain 404 for its session the client must start a new session, as the MCP specification requires, and retry the call there once ("+extension+")")
-			e.Expect(resultText(a.result().Result)).To(Equal("retried"))
-			failed, retry := expectRetried(e, a.n)
-			e.Expect(failed.Status).To(Equal(http.StatusNotFound), "#%d", failed.N)
-			e.Expect(retry.arguments()).To(Equal(failed.arguments()), "#%d: the retry must be the same call", retry.N)
-			// The new session expires too: one retry, then the error.
-			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
-				e.srv.expire(x, x.SessionID)
-				return false
-			})
-			b := e.start(callRun("echo", map[string]any{"text": "expires twice"}))
-			b.fails(ctx, "the 404 of the retry")
-			e.expectCount(e.toolCalls(b.n), 2, "after the retry also got 404 the client must stop: one retry, no loop (%s); its tools/call", extension)
-		}},
-
-		{id: "CLI-ENVELOPE", opts: serverOpts{}, runs: 4 /* job_start, then job_get; twice */, body: func(ctx context.Context, e *clientEnv) {
-			job := callRun("job_start", map[string]any{"steps": 1, "interval_ms": 0})
-			start := e.run(ctx, job)
-			first := str(structured(start.result().Result)["job_id"])
-			e.Expect(first).NotTo(BeEmpty(), "job_start returned no job_id")
-			done, snap := e.pollJob(ctx, first)
-			e.Expect(snap["resume_token"]).NotTo(BeEmpty(), "the completed job has no resume_token")
-			lines, _, _ := done.snapshot()
-			baseline := countReconnected(lines)
-			e.expireFirstCall()
-			c := e.run(ctx, job, "on the 404 with the -32003 envelope the client must start a new session, as the MCP specification requires on a 404, and re-issue job_start with its resume token (data.resume, "+extension+")")
-			failed, retry := expectRetried(e, c.n)
-			e.Expect(failed.Status).To(Equal(http.StatusNotFound), "#%d", failed.N)
-			e.Expect(failed.errorCode()).To(Equal(wire.CodeSessionExpired), "#%d: the server sent the -32003 envelope", failed.N)
-			e.Expect(retry.tool()).To(Equal("job_start"), "#%d: the call re-issued must be data.resume.method of the envelope (%s)", retry.N, extension)
-			e.Expect(str(retry.arguments()["resume_token"])).To(Equal(snap["resume_token"]),
-				"#%d: the re-issued job_start must carry the stored resume token in resume_token (data.resume.via, %s)", retry.N, extension)
-			lines, _, _ = c.snapshot()
-			e.Expect(countReconnected(lines)).To(Equal(baseline+1),
-				"one reconnected status for the expiry (a run without it reported %d; status lines are this project's client contract, not the MCP specification)", baseline)
-			e.srv.setHook(nil)
-			second := str(structured(c.result().Result)["job_id"])
-			_, snap2 := e.pollJob(ctx, second)
-			e.Expect(snap2["conversation_id"]).To(Equal(snap["conversation_id"]), "the conversation must go on after the expiry")
-			e.Expect(snap2["turn"]).To(Equal("2"), "the conversation's next turn")
-		}},
-
-		{id: "CLI-RETRY-ONCE", opts: serverOpts{}, runs: 11, waits: cancelledSteps * longStep, body: func(ctx context.Context, e *clientEnv) {
-			expired := []string{"Invalid params: Invalid or expired session", "Session expired", "Expired session, please reconnect", "SESSION NOT FOUND", "Unknown session 4f2a"}
-			for _, m := range expired {
+		{Entry: catalogue.Entry{ID: "CLI-404-REINIT", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-expiry-handling",
+			Summary: "On 404 for a request with a session id, the client starts a new session and retries once."},
+			opts: serverOpts{plain: true}, runs: 2, body: func(ctx context.Context, e *clientEnv) {
+				e.expireFirstCall()
+				a := e.run(ctx, callRun("echo", map[string]any{"text": "retried"}),
+					"on the plain 404 for its session the client must start a new session, as the MCP specification requires, and retry the call there once ("+extension+")")
+				e.Expect(resultText(a.result().Result)).To(Equal("retried"))
+				failed, retry := expectRetried(e, a.n)
+				e.Expect(failed.Status).To(Equal(http.StatusNotFound), "#%d", failed.N)
+				e.Expect(retry.arguments()).To(Equal(failed.arguments()), "#%d: the retry must be the same call", retry.N)
+				// The new session expires too: one retry, then the error.
 				e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
-					if i > 1 {
-						return false
-					}
-					e.srv.rpcError(x, w, -32000, m)
-					return true
-				})
-				r := e.run(ctx, callRun("echo", map[string]any{"text": m}),
-					fmt.Sprintf("after the JSON-RPC error %q, on the allow-list of session-expired errors, the client must start a new session and retry the call there once (%s)", m, extension))
-				e.Expect(resultText(r.result().Result)).To(Equal(m), "after the error %q the call must be retried and succeed (the allow-list of session-expired errors is %s)", m, extension)
-				expectRetried(e, r.n)
-			}
-			for _, m := range []string{"Tool execution failed", "Invalid params: missing text", "", "Session limit reached"} {
-				e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
-					if i > 1 {
-						return false
-					}
-					e.srv.rpcError(x, w, -32000, m)
-					return true
-				})
-				r := e.start(callRun("echo", map[string]any{"text": m}))
-				r.wait(ctx)
-				r.declined()
-				// The retry is the cause; the exit status that follows from it is not.
-				calls := e.toolCalls(r.n)
-				e.expectCount(calls, 1, "the error %q is not on the allow-list of session-expired errors (%s): no retry; its tools/call", m, extension)
-				expectNoReconnect(e, r.n, calls[0].At, fmt.Sprintf("the error %q", m))
-				r.fails(ctx, fmt.Sprintf("the JSON-RPC error %q", m))
-			}
-			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
-				e.srv.rpcError(x, w, -32000, "Session expired")
-				return true
-			})
-			r := e.start(callRun("echo", map[string]any{"text": "fails twice"}))
-			r.fails(ctx, "the retry's error")
-			e.expectCount(e.toolCalls(r.n), 2, "a failed retry must surface its error: one retry, no loop (%s); its tools/call", extension)
-			// The user's cancel of a call in progress is never retried.
-			e.srv.setHook(nil)
-			c := e.start(callRun("long_operation", map[string]any{"steps": cancelledSteps, "interval_ms": longStep.Milliseconds()}))
-			e.waitCallUnderway(ctx, c)
-			at := c.interrupt()
-			c.wait(ctx)
-			e.expectCount(e.toolCalls(c.n), 1, "a cancel must never cause a retry; its tools/call")
-			expectNoReconnect(e, c.n, at, "a cancel")
-		}},
-
-		{id: "CLI-CANCEL-WAIT", opts: serverOpts{}, runs: 1, waits: promptly, body: func(ctx context.Context, e *clientEnv) {
-			var expired atomic.Bool
-			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
-				switch {
-				case x.RPC.Method == "tools/call" && expired.CompareAndSwap(false, true):
 					e.srv.expire(x, x.SessionID)
-				case x.isFreshInit() && expired.Load():
-					e.srv.hold(x, r)
-					return true
-				}
-				return false
-			})
-			r := e.start(callRun("echo", map[string]any{"text": "never answered"}))
-			e.waitForDuring(ctx, r, "a new initialize after the 404 (the client waiting to reconnect)", func(x exchange) bool {
-				return strings.HasPrefix(x.Note, "held")
-			})
-			at := r.interrupt()
-			// A saturated machine may delay the exit; it gets the run's
-			// budget more, and a late end is then inconclusive (onTime).
-			grace := promptly
-			if r.slowed() != "" {
-				grace += r.budget()
-			}
-			select {
-			case <-r.done:
-			case <-time.After(grace):
-				r.kill()
-				e.Failf("the client was still waiting %v after the user's cancel (SIGINT); it must end within %v", grace, promptly)
-			}
-			r.onTime(r.ended.Sub(at), promptly, "the client ended %v after the user's cancel (SIGINT), not within %v", r.ended.Sub(at).Round(10*time.Millisecond), promptly)
-			r.declined()
-			e.Expect(r.cancelled()).To(BeTrue(), "the cancel must be reported as a cancel (exit status %d, an end by SIGINT, or a cancelled line), not as an error: %s",
-				contract.ExitCancelled, r.exitText())
-			for _, x := range after(e.exchanges(r.n), at) {
-				e.Expect(x.RPC.Method).NotTo(Equal("tools/call"), "#%d: the call was retried after the cancel", x.N)
-			}
-		}},
+					return false
+				})
+				b := e.start(callRun("echo", map[string]any{"text": "expires twice"}))
+				b.fails(ctx, "the 404 of the retry")
+				e.expectCount(e.toolCalls(b.n), 2, "after the retry also got 404 the client must stop: one retry, no loop (%s); its tools/call", extension)
+			}},
 
-		{id: "CLI-RESTART-HINT", opts: serverOpts{hint: true}, runs: 3, body: func(ctx context.Context, e *clientEnv) {
-			a := e.run(ctx, callRun("echo", map[string]any{"text": "one"}))
-			old := e.sessionOf(a.n)
-			e.Expect(e.srv.restart()).To(Succeed())
-			// A restarted client meets the restarted server.
-			b := e.run(ctx, callRun("echo", map[string]any{"text": "two"}),
-				"the server restarted: on the 404 for the stored session, which names a new one, the client must call there (the recovery hint, "+extension+"), or start a new session as the MCP specification requires")
-			e.Expect(resultText(b.result().Result)).To(Equal("two"))
-			for _, x := range e.exchanges(b.n) {
-				if x.SessionID == old && x.Status == http.StatusNotFound && x.RespSessionID != "" {
-					expectAdopted(e, b, x)
-					break
+		{Entry: catalogue.Entry{ID: "CLI-ENVELOPE", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-expiry-handling",
+			Summary: "On the -32003 envelope the client re-initializes, re-issues resume.method with its token, reports one reconnect."},
+			opts: serverOpts{}, runs: 4 /* job_start, then job_get; twice */, body: func(ctx context.Context, e *clientEnv) {
+				job := callRun("job_start", map[string]any{"steps": 1, "interval_ms": 0})
+				start := e.run(ctx, job)
+				first := str(structured(start.result().Result)["job_id"])
+				e.Expect(first).NotTo(BeEmpty(), "job_start returned no job_id")
+				done, snap := e.pollJob(ctx, first)
+				e.Expect(snap["resume_token"]).NotTo(BeEmpty(), "the completed job has no resume_token")
+				lines, _, _ := done.snapshot()
+				baseline := countReconnected(lines)
+				e.expireFirstCall()
+				c := e.run(ctx, job, "on the 404 with the -32003 envelope the client must start a new session, as the MCP specification requires on a 404, and re-issue job_start with its resume token (data.resume, "+extension+")")
+				failed, retry := expectRetried(e, c.n)
+				e.Expect(failed.Status).To(Equal(http.StatusNotFound), "#%d", failed.N)
+				e.Expect(failed.errorCode()).To(Equal(wire.CodeSessionExpired), "#%d: the server sent the -32003 envelope", failed.N)
+				e.Expect(retry.tool()).To(Equal("job_start"), "#%d: the call re-issued must be data.resume.method of the envelope (%s)", retry.N, extension)
+				e.Expect(str(retry.arguments()["resume_token"])).To(Equal(snap["resume_token"]),
+					"#%d: the re-issued job_start must carry the stored resume token in resume_token (data.resume.via, %s)", retry.N, extension)
+				lines, _, _ = c.snapshot()
+				e.Expect(countReconnected(lines)).To(Equal(baseline+1),
+					"one reconnected status for the expiry (a run without it reported %d; status lines are this project's client contract, not the MCP specification)", baseline)
+				e.srv.setHook(nil)
+				second := str(structured(c.result().Result)["job_id"])
+				_, snap2 := e.pollJob(ctx, second)
+				e.Expect(snap2["conversation_id"]).To(Equal(snap["conversation_id"]), "the conversation must go on after the expiry")
+				e.Expect(snap2["turn"]).To(Equal("2"), "the conversation's next turn")
+			}},
+
+		{Entry: catalogue.Entry{ID: "CLI-RETRY-ONCE", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-expiry-handling",
+			Summary: "An allow-listed session-expired error on the five operations triggers exactly one retry on the new session."},
+			opts: serverOpts{}, runs: 11, waits: cancelledSteps * longStep, body: func(ctx context.Context, e *clientEnv) {
+				expired := []string{"Invalid params: Invalid or expired session", "Session expired", "Expired session, please reconnect", "SESSION NOT FOUND", "Unknown session 4f2a"}
+				for _, m := range expired {
+					e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+						if i > 1 {
+							return false
+						}
+						e.srv.rpcError(x, w, -32000, m)
+						return true
+					})
+					r := e.run(ctx, callRun("echo", map[string]any{"text": m}),
+						fmt.Sprintf("after the JSON-RPC error %q, on the allow-list of session-expired errors, the client must start a new session and retry the call there once (%s)", m, extension))
+					e.Expect(resultText(r.result().Result)).To(Equal(m), "after the error %q the call must be retried and succeed (the allow-list of session-expired errors is %s)", m, extension)
+					expectRetried(e, r.n)
 				}
-			}
-			// The server restarts under a call.
-			var restarted atomic.Bool
-			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
-				if restarted.CompareAndSwap(false, true) {
-					if err := e.srv.restart(); err != nil {
-						e.srv.rec.note(x, "restart failed: %v", err)
+				for _, m := range []string{"Tool execution failed", "Invalid params: missing text", "", "Session limit reached"} {
+					e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+						if i > 1 {
+							return false
+						}
+						e.srv.rpcError(x, w, -32000, m)
+						return true
+					})
+					r := e.start(callRun("echo", map[string]any{"text": m}))
+					r.wait(ctx)
+					r.declined()
+					// The retry is the cause; the exit status that follows from it is not.
+					calls := e.toolCalls(r.n)
+					e.expectCount(calls, 1, "the error %q is not on the allow-list of session-expired errors (%s): no retry; its tools/call", m, extension)
+					expectNoReconnect(e, r.n, calls[0].At, fmt.Sprintf("the error %q", m))
+					r.fails(ctx, fmt.Sprintf("the JSON-RPC error %q", m))
+				}
+				e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+					e.srv.rpcError(x, w, -32000, "Session expired")
+					return true
+				})
+				r := e.start(callRun("echo", map[string]any{"text": "fails twice"}))
+				r.fails(ctx, "the retry's error")
+				e.expectCount(e.toolCalls(r.n), 2, "a failed retry must surface its error: one retry, no loop (%s); its tools/call", extension)
+				// The user's cancel of a call in progress is never retried.
+				e.srv.setHook(nil)
+				c := e.start(callRun("long_operation", map[string]any{"steps": cancelledSteps, "interval_ms": longStep.Milliseconds()}))
+				e.waitCallUnderway(ctx, c)
+				at := c.interrupt()
+				c.wait(ctx)
+				e.expectCount(e.toolCalls(c.n), 1, "a cancel must never cause a retry; its tools/call")
+				expectNoReconnect(e, c.n, at, "a cancel")
+			}},
+
+		{Entry: catalogue.Entry{ID: "CLI-CANCEL-WAIT", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-expiry-handling",
+			Summary: "A cancel during the reconnect wait ends it promptly as a cancel."},
+			opts: serverOpts{}, runs: 1, waits: promptly, body: func(ctx context.Context, e *clientEnv) {
+				var expired atomic.Bool
+				e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+					switch {
+					case x.RPC.Method == "tools/call" && expired.CompareAndSwap(false, true):
+						e.srv.expire(x, x.SessionID)
+					case x.isFreshInit() && expired.Load():
+						e.srv.hold(x, r)
+						return true
+					}
+					return false
+				})
+				r := e.start(callRun("echo", map[string]any{"text": "never answered"}))
+				e.waitForDuring(ctx, r, "a new initialize after the 404 (the client waiting to reconnect)", func(x exchange) bool {
+					return strings.HasPrefix(x.Note, "held")
+				})
+				at := r.interrupt()
+				// A saturated machine may delay the exit; it gets the run's
+				// budget more, and a late end is then inconclusive (onTime).
+				grace := promptly
+				if r.slowed() != "" {
+					grace += r.budget()
+				}
+				select {
+				case <-r.done:
+				case <-time.After(grace):
+					r.kill()
+					e.Failf("the client was still waiting %v after the user's cancel (SIGINT); it must end within %v", grace, promptly)
+				}
+				r.onTime(r.ended.Sub(at), promptly, "the client ended %v after the user's cancel (SIGINT), not within %v", r.ended.Sub(at).Round(10*time.Millisecond), promptly)
+				r.declined()
+				e.Expect(r.cancelled()).To(BeTrue(), "the cancel must be reported as a cancel (exit status %d, an end by SIGINT, or a cancelled line), not as an error: %s",
+					contract.ExitCancelled, r.exitText())
+				for _, x := range after(e.exchanges(r.n), at) {
+					e.Expect(x.RPC.Method).NotTo(Equal("tools/call"), "#%d: the call was retried after the cancel", x.N)
+				}
+			}},
+
+		{Entry: catalogue.Entry{ID: "CLI-RESTART-HINT", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "restart-recovery",
+			Summary: "On a 404 carrying a new Mcp-Session-Id the client adopts it and retries at once."},
+			opts: serverOpts{hint: true}, runs: 3, body: func(ctx context.Context, e *clientEnv) {
+				a := e.run(ctx, callRun("echo", map[string]any{"text": "one"}))
+				old := e.sessionOf(a.n)
+				e.Expect(e.srv.restart()).To(Succeed())
+				// A restarted client meets the restarted server.
+				b := e.run(ctx, callRun("echo", map[string]any{"text": "two"}),
+					"the server restarted: on the 404 for the stored session, which names a new one, the client must call there (the recovery hint, "+extension+"), or start a new session as the MCP specification requires")
+				e.Expect(resultText(b.result().Result)).To(Equal("two"))
+				for _, x := range e.exchanges(b.n) {
+					if x.SessionID == old && x.Status == http.StatusNotFound && x.RespSessionID != "" {
+						expectAdopted(e, b, x)
+						break
 					}
 				}
-				return false
-			})
-			c := e.run(ctx, callRun("echo", map[string]any{"text": "three"}),
-				"the server restarted under the call: on the 404 naming a new session the client must retry the call there (the recovery hint, "+extension+")")
-			e.Expect(resultText(c.result().Result)).To(Equal("three"))
-			calls := e.toolCalls(c.n)
-			e.expectCount(calls, 2, "the call must be retried once on the session the server named (the recovery hint, %s); its tools/call", extension)
-			e.Expect(calls[0].Status).To(Equal(http.StatusNotFound), "#%d", calls[0].N)
-			e.Expect(calls[0].RespSessionID).NotTo(BeEmpty(), "#%d: the 404 carries no recovery hint", calls[0].N)
-			expectAdopted(e, c, calls[0])
-		}},
+				// The server restarts under a call.
+				var restarted atomic.Bool
+				e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+					if restarted.CompareAndSwap(false, true) {
+						if err := e.srv.restart(); err != nil {
+							e.srv.rec.note(x, "restart failed: %v", err)
+						}
+					}
+					return false
+				})
+				c := e.run(ctx, callRun("echo", map[string]any{"text": "three"}),
+					"the server restarted under the call: on the 404 naming a new session the client must retry the call there (the recovery hint, "+extension+")")
+				e.Expect(resultText(c.result().Result)).To(Equal("three"))
+				calls := e.toolCalls(c.n)
+				e.expectCount(calls, 2, "the call must be retried once on the session the server named (the recovery hint, %s); its tools/call", extension)
+				e.Expect(calls[0].Status).To(Equal(http.StatusNotFound), "#%d", calls[0].N)
+				e.Expect(calls[0].RespSessionID).NotTo(BeEmpty(), "#%d: the 404 carries no recovery hint", calls[0].N)
+				expectAdopted(e, c, calls[0])
+			}},
 	}
 }
 
@@ -315,16 +326,18 @@ func statuses(lines []outLine) []string {
 // statusChecks are the status checks.
 func statusChecks() []def {
 	return []def{
-		{id: "CLI-STATUS", opts: serverOpts{}, runs: 2, body: func(ctx context.Context, e *clientEnv) {
-			e.expireFirstCall()
-			a := e.run(ctx, callRun("echo", map[string]any{"text": "status"}),
-				"the session expires at the call: the client must reconnect (a new session, as the MCP specification requires on a 404) and retry, so that its status lines go reconnecting, then connected with reconnected (this project's client contract)")
-			b := e.run(ctx, actionRun(contract.ActionDisconnect))
-			la, _, _ := a.snapshot()
-			lb, _, _ := b.snapshot()
-			got := append(statuses(la), statuses(lb)...)
-			want := []string{contract.StatusConnecting, contract.StatusConnected, contract.StatusReconnecting, contract.StatusConnected + "*", contract.StatusDisconnected}
-			e.Expect(isSubsequence(want, got)).To(BeTrue(), "status lines %q (connected* = reconnected) must go %q", got, want)
-		}},
+		{Entry: catalogue.Entry{ID: "CLI-STATUS", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-status",
+			Summary: "Status transitions connecting, connected, reconnecting, connected (reconnected), disconnected are reported."},
+			opts: serverOpts{}, runs: 2, body: func(ctx context.Context, e *clientEnv) {
+				e.expireFirstCall()
+				a := e.run(ctx, callRun("echo", map[string]any{"text": "status"}),
+					"the session expires at the call: the client must reconnect (a new session, as the MCP specification requires on a 404) and retry, so that its status lines go reconnecting, then connected with reconnected (this project's client contract)")
+				b := e.run(ctx, actionRun(contract.ActionDisconnect))
+				la, _, _ := a.snapshot()
+				lb, _, _ := b.snapshot()
+				got := append(statuses(la), statuses(lb)...)
+				want := []string{contract.StatusConnecting, contract.StatusConnected, contract.StatusReconnecting, contract.StatusConnected + "*", contract.StatusDisconnected}
+				e.Expect(isSubsequence(want, got)).To(BeTrue(), "status lines %q (connected* = reconnected) must go %q", got, want)
+			}},
 	}
 }

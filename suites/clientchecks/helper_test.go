@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
@@ -93,4 +94,14 @@ func runCheck(t *testing.T, cl *Client, id string, d time.Duration) kit.Result {
 	}
 	t.Fatalf("no client check %s", id)
 	return kit.Result{}
+}
+
+// persistEntry is CLI-PERSIST's entry, which the tests of the check
+// machinery borrow.
+func persistEntry() catalogue.Entry {
+	e, ok := lookup("CLI-PERSIST")
+	if !ok {
+		panic("no CLI-PERSIST check")
+	}
+	return e
 }

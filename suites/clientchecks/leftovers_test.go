@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/proctree"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
@@ -19,8 +18,8 @@ import (
 // runOnce is a check that starts the client once and waits for the run to
 // end, whatever it printed.
 func runOnce(cl *Client) kit.Check {
-	return kit.Check{Entry: catalogue.MustLookup("CLI-PERSIST"), Need: time.Second, Run: func(t *kit.T) {
-		e := cl.newEnv(t, def{id: "CLI-PERSIST"})
+	return kit.Check{Entry: persistEntry(), Need: time.Second, Run: func(t *kit.T) {
+		e := cl.newEnv(t, def{Entry: persistEntry()})
 		cr := e.start(actionRun(contract.ActionList))
 		select {
 		case <-cr.done:

@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
@@ -125,48 +126,50 @@ func (s *scriptedServer) serveListen(x *exchange, w http.ResponseWriter, r *http
 // listenChecks are the client checks of subscriptions/listen (2026-07-28).
 func listenChecks() []def {
 	return []def{
-		{id: "CLI-LISTEN-AGAIN", runs: 1, waits: listenHeld + listenAgainWithin, body: func(ctx context.Context, e *clientEnv) {
-			var listens atomic.Int32
-			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
-				if !isListen(*x) {
-					return false
+		{Entry: catalogue.Entry{ID: "CLI-LISTEN-AGAIN", Level: catalogue.Res, Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Listen + "#graceful-closure",
+			Summary: "2026-07-28: when its subscriptions/listen stream ends without the subscription's completion response, the client listens again once, within 3 s, for the same notifications, never with two listen streams open at once, and prints what the new stream delivers (\"a transport that closes without it indicates an unexpected disconnect, which the client MAY treat as a trigger to reconnect\"; this project's resilience design makes it a duty)."},
+			runs: 1, waits: listenHeld + listenAgainWithin, body: func(ctx context.Context, e *clientEnv) {
+				var listens atomic.Int32
+				e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+					if !isListen(*x) {
+						return false
+					}
+					e.srv.serveListen(x, w, r, listens.Add(1) == 1)
+					return true
+				})
+				r := e.start(actionRun(contract.ActionListen))
+				first := e.waitForDuring(ctx, r, "a subscriptions/listen request", isListen)
+				want, ok := first.filter()
+				method, _ := want.change()
+				if !ok || method == "" {
+					e.Failf("#%d: the listen opts in to no notification the server can send (params %s); the contract's listen asks for at least toolsListChanged", first.N, first.RPC.Params)
 				}
-				e.srv.serveListen(x, w, r, listens.Add(1) == 1)
-				return true
-			})
-			r := e.start(actionRun(contract.ActionListen))
-			first := e.waitForDuring(ctx, r, "a subscriptions/listen request", isListen)
-			want, ok := first.filter()
-			method, _ := want.change()
-			if !ok || method == "" {
-				e.Failf("#%d: the listen opts in to no notification the server can send (params %s); the contract's listen asks for at least toolsListChanged", first.N, first.RPC.Params)
-			}
-			second := e.waitForDuring(ctx, r, "a second subscriptions/listen after the server cut the first stream without the subscription's completion response", func(x exchange) bool {
-				return isListen(x) && x.N > first.N
-			})
-			cut := e.rec.all()[first.N-1]
-			e.Expect(cut.Done.IsZero() || second.At.Before(cut.Done)).To(BeFalse(),
-				"#%d listened again while listen #%d was still open: two listen streams at once (duplicate subscriptions)", second.N, first.N)
-			waited := second.At.Sub(cut.Done)
-			r.onTime(waited, listenAgainWithin, "#%d listened again only %v after the server cut listen #%d (bound %v)", second.N, waited.Round(10*time.Millisecond), first.N, listenAgainWithin)
-			got, _ := second.filter()
-			e.Expect(reflect.DeepEqual(got, want)).To(BeTrue(), "#%d listened again for %s, not for what listen #%d asked (%s)", second.N, second.RPC.Params, first.N, first.RPC.Params)
-			seen := map[string]bool{}
-			r.waitLine(ctx, fmt.Sprintf("the %d %s notifications the new listen stream delivered", listenSent, method), func(l outLine) bool {
-				if l.Type == contract.LineNotification && l.Method == method {
-					seen[l.At.String()+l.Raw] = true
+				second := e.waitForDuring(ctx, r, "a second subscriptions/listen after the server cut the first stream without the subscription's completion response", func(x exchange) bool {
+					return isListen(x) && x.N > first.N
+				})
+				cut := e.rec.all()[first.N-1]
+				e.Expect(cut.Done.IsZero() || second.At.Before(cut.Done)).To(BeFalse(),
+					"#%d listened again while listen #%d was still open: two listen streams at once (duplicate subscriptions)", second.N, first.N)
+				waited := second.At.Sub(cut.Done)
+				r.onTime(waited, listenAgainWithin, "#%d listened again only %v after the server cut listen #%d (bound %v)", second.N, waited.Round(10*time.Millisecond), first.N, listenAgainWithin)
+				got, _ := second.filter()
+				e.Expect(reflect.DeepEqual(got, want)).To(BeTrue(), "#%d listened again for %s, not for what listen #%d asked (%s)", second.N, second.RPC.Params, first.N, first.RPC.Params)
+				seen := map[string]bool{}
+				r.waitLine(ctx, fmt.Sprintf("the %d %s notifications the new listen stream delivered", listenSent, method), func(l outLine) bool {
+					if l.Type == contract.LineNotification && l.Method == method {
+						seen[l.At.String()+l.Raw] = true
+					}
+					return len(seen) >= listenSent
+				})
+				r.end("it printed the notifications of the new listen stream")
+				var all []exchange
+				for _, x := range e.exchanges(r.n) {
+					if isListen(x) {
+						all = append(all, x)
+					}
 				}
-				return len(seen) >= listenSent
-			})
-			r.end("it printed the notifications of the new listen stream")
-			var all []exchange
-			for _, x := range e.exchanges(r.n) {
-				if isListen(x) {
-					all = append(all, x)
-				}
-			}
-			e.expectCount(all, 2, "one listen cut, so one listen again (no listen storm); subscriptions/listen requests")
-		}},
+				e.expectCount(all, 2, "one listen cut, so one listen again (no listen storm); subscriptions/listen requests")
+			}},
 	}
 }
 

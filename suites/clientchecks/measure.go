@@ -44,7 +44,7 @@ const (
 func (cl *Client) Measure(ctx context.Context) Measurement {
 	var m Measurement
 	body := func(t *kit.T) {
-		e := cl.newEnv(t, def{id: contract.ScenarioMeasure})
+		e := cl.newEnv(t, def{Entry: catalogue.Entry{ID: contract.ScenarioMeasure}})
 		cr := e.start(actionRun(contract.ActionList))
 		tick := time.NewTicker(kit.PollInterval)
 		defer tick.Stop()

@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 )
@@ -18,36 +19,40 @@ import (
 // its session lives on.
 func oauthChecks() []def {
 	return []def{
-		{id: "CLI-OAUTH-REFRESH", runs: 1, body: func(ctx context.Context, e *clientEnv) {
-			as, expiry := e.startOAuth()
-			a := e.start(oauthRun(callRun("echo", map[string]any{"text": "after the refresh"})))
-			e.oauthFinish(ctx, a, as, "on the 401 for its expired access token the client must refresh it (refresh_token grant) and send the call again in the same session")
-			at := expiry.wait(e)
-			e.expectRefreshedInSession(a.n, as, at)
-		}},
+		{Entry: catalogue.Entry{ID: "CLI-OAUTH-REFRESH", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "token-refresh",
+			Summary: "An access token that expires mid-session gets 401 (with WWW-Authenticate); the client refreshes it once (refresh_token grant) and retries in the same session: no initialize, no new authorization, no loop."},
+			runs: 1, body: func(ctx context.Context, e *clientEnv) {
+				as, expiry := e.startOAuth()
+				a := e.start(oauthRun(callRun("echo", map[string]any{"text": "after the refresh"})))
+				e.oauthFinish(ctx, a, as, "on the 401 for its expired access token the client must refresh it (refresh_token grant) and send the call again in the same session")
+				at := expiry.wait(e)
+				e.expectRefreshedInSession(a.n, as, at)
+			}},
 
-		{id: "CLI-OAUTH-DURABLE", runs: 2, waits: longStep, body: func(ctx context.Context, e *clientEnv) {
-			as, expiry := e.startOAuth()
-			a := e.start(oauthRun(longCall))
-			e.oauthWaitDuring(ctx, a, as, "the call sent again with a new access token, and a notification on its stream", func(x exchange) bool {
-				return x.Run == a.n && x.RPC.Method == "tools/call" && x.Status == http.StatusOK && len(x.Events) > 1
-			})
-			a.kill()
-			at := expiry.wait(e)
-			// How the token was renewed is CLI-OAUTH-REFRESH's to grade.
-			fresh := e.renewedToken(a.n, as, at)
-			b := e.start(oauthRun(actionRun(contract.ActionList)))
-			e.oauthFinish(ctx, b, as, "the restarted client must list the tools with its stored, refreshed access token")
-			xs := e.exchanges(b.n)
-			e.Expect(xs).NotTo(BeEmpty(), "run %d sent nothing", b.n)
-			for _, x := range xs {
-				e.Expect(x.Authorization).NotTo(Equal("Bearer "+at.token), "#%d: the restarted client presented the stale access token %s, which the refresh replaced before the kill: the refreshed token was not kept in durable storage", x.N, short(at.token))
-			}
-			e.Expect(xs[0].Authorization).To(Equal("Bearer "+fresh), "#%d, the restarted client's first request, must carry the refreshed access token %s that the killed run stored", xs[0].N, short(fresh))
-			for _, g := range as.issued() {
-				e.Expect(g.Run == b.n).To(BeFalse(), "run %d asked the authorization server for a token (%s): the stored, refreshed one was valid", b.n, g.Type)
-			}
-		}},
+		{Entry: catalogue.Entry{ID: "CLI-OAUTH-DURABLE", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "token-refresh",
+			Summary: "A refreshed token is durable: killed after the refresh, the restarted client presents the refreshed token (never the stale one) in its stored session."},
+			runs: 2, waits: longStep, body: func(ctx context.Context, e *clientEnv) {
+				as, expiry := e.startOAuth()
+				a := e.start(oauthRun(longCall))
+				e.oauthWaitDuring(ctx, a, as, "the call sent again with a new access token, and a notification on its stream", func(x exchange) bool {
+					return x.Run == a.n && x.RPC.Method == "tools/call" && x.Status == http.StatusOK && len(x.Events) > 1
+				})
+				a.kill()
+				at := expiry.wait(e)
+				// How the token was renewed is CLI-OAUTH-REFRESH's to grade.
+				fresh := e.renewedToken(a.n, as, at)
+				b := e.start(oauthRun(actionRun(contract.ActionList)))
+				e.oauthFinish(ctx, b, as, "the restarted client must list the tools with its stored, refreshed access token")
+				xs := e.exchanges(b.n)
+				e.Expect(xs).NotTo(BeEmpty(), "run %d sent nothing", b.n)
+				for _, x := range xs {
+					e.Expect(x.Authorization).NotTo(Equal("Bearer "+at.token), "#%d: the restarted client presented the stale access token %s, which the refresh replaced before the kill: the refreshed token was not kept in durable storage", x.N, short(at.token))
+				}
+				e.Expect(xs[0].Authorization).To(Equal("Bearer "+fresh), "#%d, the restarted client's first request, must carry the refreshed access token %s that the killed run stored", xs[0].N, short(fresh))
+				for _, g := range as.issued() {
+					e.Expect(g.Run == b.n).To(BeFalse(), "run %d asked the authorization server for a token (%s): the stored, refreshed one was valid", b.n, g.Type)
+				}
+			}},
 	}
 }
 

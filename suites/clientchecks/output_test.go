@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
@@ -24,8 +23,8 @@ func printer(t *testing.T, script string) (kit.Check, *int) {
 	}
 	cl := &Client{Command: path, StateRoot: dir}
 	kept := new(int)
-	return kit.Check{Entry: catalogue.MustLookup("CLI-PERSIST"), Need: time.Second, Run: func(t *kit.T) {
-		e := cl.newEnv(t, def{id: "CLI-PERSIST"})
+	return kit.Check{Entry: persistEntry(), Need: time.Second, Run: func(t *kit.T) {
+		e := cl.newEnv(t, def{Entry: persistEntry()})
 		cr := e.start(actionRun(contract.ActionList))
 		select {
 		case <-cr.done:

@@ -148,101 +148,109 @@ func (e *clientEnv) refusedIn(n int, era string) *exchange {
 // revision.
 func revisionChecks() []def {
 	return []def{
-		{id: "CLI-REISSUE", runs: 1, body: func(ctx context.Context, e *clientEnv) {
-			var armed atomic.Bool
-			e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
-				if !armed.CompareAndSwap(false, true) {
+		{Entry: catalogue.Entry{ID: "CLI-REISSUE", Level: catalogue.Must, Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Change,
+			Summary: "2026-07-28: when a call's response stream breaks before its response, the client sends the call once more as a new request with a new id, prints its result, and sends no GET and no Last-Event-ID (\"A broken response stream loses the in-flight request; clients MUST re-issue it as a new request with a new request ID\")."},
+			runs: 1, body: func(ctx context.Context, e *clientEnv) {
+				var armed atomic.Bool
+				e.onCalls(func(i int, x *exchange, w http.ResponseWriter) bool {
+					if !armed.CompareAndSwap(false, true) {
+						return false
+					}
+					e.srv.rec.note(x, "the response stream opens and breaks before the response: the call is lost")
+					w.Header().Set("Content-Type", wire.MediaTypeSSE)
+					w.WriteHeader(http.StatusOK)
+					http.NewResponseController(w).Flush()
+					return true
+				})
+				r := e.start(callRun("echo", map[string]any{"text": "again"}))
+				r.wait(ctx)
+				r.declined()
+				calls := e.toolCalls(r.n)
+				e.Expect(calls).NotTo(BeEmpty(), "run %d sent no tools/call%s", r.n, r.clientError())
+				e.expectCount(calls, 2, "after its call's response stream broke (#%d), the client must re-issue the call once as a new request; its tools/call requests", calls[0].N)
+				e.Expect(string(calls[1].RPC.ID)).NotTo(Equal(string(calls[0].RPC.ID)), "#%d re-issued the call with the broken request's id; %s wants a new request id", calls[1].N, eraModern)
+				e.Expect(calls[1].tool()).To(Equal("echo"), "#%d: the re-issued call's tool", calls[1].N)
+				e.Expect(calls[1].arguments()).To(Equal(calls[0].arguments()), "#%d: the re-issued call's arguments", calls[1].N)
+				for _, x := range e.exchanges(r.n) {
+					e.Expect(x.Method).To(Equal(http.MethodPost), "#%d: a %s; %s resumes no stream (no GET)", x.N, x.Method, eraModern)
+					e.Expect(x.LastEventID).To(BeEmpty(), "#%d sent Last-Event-ID; %s resumes no stream", x.N, eraModern)
+				}
+				if r.code != 0 {
+					r.finish(ctx, "the re-issued call must succeed")
+				}
+				e.Expect(resultText(r.result().Result)).To(Equal("again"), "the re-issued call's result")
+			}},
+
+		{Entry: catalogue.Entry{ID: "CLI-UPGRADE", Level: catalogue.Should, Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Compat,
+			Summary: "2026-07-28: a client that fell back to 2025-11-25 and finds the server restarted as 2026-07-28 only asks server/discover, sends the interrupted call once more in 2026-07-28, and presents no session id after that (\"a recognized modern JSON-RPC error ... identifies a modern server: the client retries with a supported version rather than falling back\"); graded twice, each time from an empty state directory: the call refused with 400 and -32022 listing 2026-07-28, then with 400 and -32020 (HeaderMismatch: a 2025-11-25 request lacks the headers and _meta of 2026-07-28, \"rejected per server validation with 400 Bad Request\"). Whether a later start remembers the upgrade is not graded here but in CLI-REVISION-CACHE: persisting it is a MAY, so a client that probes again at its next start still upgrades."},
+			runs: 4, body: func(ctx context.Context, e *clientEnv) {
+				// Both recognized errors a server of 2026-07-28 alone refuses an
+				// older request with, each from a client that cached nothing.
+				e.upgrade(ctx, codeUnsupportedVersion)
+				e.freshState()
+				e.upgrade(ctx, codeHeaderMismatch)
+			}},
+
+		{Entry: catalogue.Entry{ID: "CLI-DOWNGRADE", Level: catalogue.Should, Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26HTTP + "#backward-compatibility",
+			Summary: "2026-07-28: a client that spoke 2026-07-28 and finds the server restarted as 2025-11-25 only (a 400 without a recognized modern error) initializes a session and sends its call there once, without looping (\"If the body is empty or is not a recognized modern JSON-RPC error, fall back to initialize and continue with the legacy version for subsequent requests\")."},
+			runs: 2, body: func(ctx context.Context, e *clientEnv) {
+				a := e.run(ctx, callRun("echo", map[string]any{"text": "one"}))
+				if e.spokeModern(a.n) == "" {
+					e.Skipf(report.NotApplicable, "not applicable: run %d did not speak %s, so there is nothing to fall back from", a.n, eraModern)
+				}
+				var armed atomic.Bool
+				e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+					if x.Run > a.n && armed.CompareAndSwap(false, true) {
+						e.srv.restartAs(x, eraLegacy)
+					}
 					return false
+				})
+				b := e.start(callRun("echo", map[string]any{"text": "two"}))
+				b.wait(ctx)
+				b.declined()
+				refused := e.refusedIn(b.n, eraLegacy)
+				if refused == nil {
+					e.Skipf(report.NotApplicable, "not applicable: run %d's first request was of %s, which the server still speaks", b.n, eraLegacy)
 				}
-				e.srv.rec.note(x, "the response stream opens and breaks before the response: the call is lost")
-				w.Header().Set("Content-Type", wire.MediaTypeSSE)
-				w.WriteHeader(http.StatusOK)
-				http.NewResponseController(w).Flush()
-				return true
-			})
-			r := e.start(callRun("echo", map[string]any{"text": "again"}))
-			r.wait(ctx)
-			r.declined()
-			calls := e.toolCalls(r.n)
-			e.Expect(calls).NotTo(BeEmpty(), "run %d sent no tools/call%s", r.n, r.clientError())
-			e.expectCount(calls, 2, "after its call's response stream broke (#%d), the client must re-issue the call once as a new request; its tools/call requests", calls[0].N)
-			e.Expect(string(calls[1].RPC.ID)).NotTo(Equal(string(calls[0].RPC.ID)), "#%d re-issued the call with the broken request's id; %s wants a new request id", calls[1].N, eraModern)
-			e.Expect(calls[1].tool()).To(Equal("echo"), "#%d: the re-issued call's tool", calls[1].N)
-			e.Expect(calls[1].arguments()).To(Equal(calls[0].arguments()), "#%d: the re-issued call's arguments", calls[1].N)
-			for _, x := range e.exchanges(r.n) {
-				e.Expect(x.Method).To(Equal(http.MethodPost), "#%d: a %s; %s resumes no stream (no GET)", x.N, x.Method, eraModern)
-				e.Expect(x.LastEventID).To(BeEmpty(), "#%d sent Last-Event-ID; %s resumes no stream", x.N, eraModern)
-			}
-			if r.code != 0 {
-				r.finish(ctx, "the re-issued call must succeed")
-			}
-			e.Expect(resultText(r.result().Result)).To(Equal("again"), "the re-issued call's result")
-		}},
+				xs := e.exchanges(b.n)
+				modern := 0
+				var init *exchange
+				var calls []exchange
+				for _, x := range xs {
+					if x.N <= refused.N {
+						continue
+					}
+					if x.isModern() {
+						modern++
+					}
+					if init == nil && x.isFreshInit() && x.RespSessionID != "" {
+						init = &x
+					}
+					if x.RPC.Method == "tools/call" {
+						calls = append(calls, x)
+					}
+				}
+				e.Expect(modern).To(BeNumerically("<=", maxAfterRefusal), "after #%d was refused with a 400 that holds no error of %s, the client sent %d more requests of that revision: it must fall back to initialize, not loop", refused.N, eraModern, modern)
+				e.Expect(init).NotTo(BeNil(), "after #%d was refused with a 400 that holds no error of %s (a %s server), the client initialized no session: it must fall back to initialize%s", refused.N, eraModern, eraLegacy, b.clientError())
+				e.expectCount(calls, 1, "the call must be sent once, on the new session; tools/call after the refusal")
+				e.Expect(calls[0].SessionID).To(Equal(init.RespSessionID), "#%d: the call's session", calls[0].N)
+				if b.code != 0 {
+					b.finish(ctx, "the call must succeed in "+eraLegacy)
+				}
+				e.Expect(resultText(b.result().Result)).To(Equal("two"), "the call's result")
+			}},
 
-		{id: "CLI-UPGRADE", runs: 4, body: func(ctx context.Context, e *clientEnv) {
-			// Both recognized errors a server of 2026-07-28 alone refuses an
-			// older request with, each from a client that cached nothing.
-			e.upgrade(ctx, codeUnsupportedVersion)
-			e.freshState()
-			e.upgrade(ctx, codeHeaderMismatch)
-		}},
-
-		{id: "CLI-DOWNGRADE", runs: 2, body: func(ctx context.Context, e *clientEnv) {
-			a := e.run(ctx, callRun("echo", map[string]any{"text": "one"}))
-			if e.spokeModern(a.n) == "" {
-				e.Skipf(report.NotApplicable, "not applicable: run %d did not speak %s, so there is nothing to fall back from", a.n, eraModern)
-			}
-			var armed atomic.Bool
-			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
-				if x.Run > a.n && armed.CompareAndSwap(false, true) {
-					e.srv.restartAs(x, eraLegacy)
-				}
-				return false
-			})
-			b := e.start(callRun("echo", map[string]any{"text": "two"}))
-			b.wait(ctx)
-			b.declined()
-			refused := e.refusedIn(b.n, eraLegacy)
-			if refused == nil {
-				e.Skipf(report.NotApplicable, "not applicable: run %d's first request was of %s, which the server still speaks", b.n, eraLegacy)
-			}
-			xs := e.exchanges(b.n)
-			modern := 0
-			var init *exchange
-			var calls []exchange
-			for _, x := range xs {
-				if x.N <= refused.N {
-					continue
-				}
-				if x.isModern() {
-					modern++
-				}
-				if init == nil && x.isFreshInit() && x.RespSessionID != "" {
-					init = &x
-				}
-				if x.RPC.Method == "tools/call" {
-					calls = append(calls, x)
-				}
-			}
-			e.Expect(modern).To(BeNumerically("<=", maxAfterRefusal), "after #%d was refused with a 400 that holds no error of %s, the client sent %d more requests of that revision: it must fall back to initialize, not loop", refused.N, eraModern, modern)
-			e.Expect(init).NotTo(BeNil(), "after #%d was refused with a 400 that holds no error of %s (a %s server), the client initialized no session: it must fall back to initialize%s", refused.N, eraModern, eraLegacy, b.clientError())
-			e.expectCount(calls, 1, "the call must be sent once, on the new session; tools/call after the refusal")
-			e.Expect(calls[0].SessionID).To(Equal(init.RespSessionID), "#%d: the call's session", calls[0].N)
-			if b.code != 0 {
-				b.finish(ctx, "the call must succeed in "+eraLegacy)
-			}
-			e.Expect(resultText(b.result().Result)).To(Equal("two"), "the call's result")
-		}},
-
-		{id: "CLI-REVISION-CACHE", runs: 3, body: func(ctx context.Context, e *clientEnv) {
-			e.revisionCache(ctx)
-		}},
+		{Entry: catalogue.Entry{ID: "CLI-REVISION-CACHE", Level: catalogue.May, Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Compat,
+			Summary: "2026-07-28: a client remembers in its state directory the revision it found a server speaks (\"Clients SHOULD cache the result for the lifetime of the server process (stdio) or origin (HTTP), and MAY persist it across restarts of the same server configuration, re-probing if the cached assumption later fails\"): fallen back to 2025-11-25, restarted, it probes no more (no server/discover, no 2026-07-28 request) until the server, restarted as 2026-07-28 only, refuses its call; once it has moved to 2026-07-28 (CLI-UPGRADE grades the move), its next start speaks 2026-07-28 at once (no initialize, no 2025-11-25 request). The stored upgrade is graded here rather than in CLI-UPGRADE because keeping the revision across restarts is the client's own MAY."},
+			runs: 3, body: func(ctx context.Context, e *clientEnv) {
+				e.revisionCache(ctx)
+			}},
 	}
 }
 
 // OnlySessionless reports a client check about 2026-07-28 alone, not
 // applicable to a client that does not speak it.
 func OnlySessionless(id string) bool {
-	e, ok := catalogue.Lookup(id)
+	e, ok := lookup(id)
 	return ok && !e.Revisions.Has(wire.Revision20251125)
 }

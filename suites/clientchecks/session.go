@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 )
@@ -24,139 +25,147 @@ const reconnectToken = "conform-token"
 // sessionChecks are the sessions checks.
 func sessionChecks() []def {
 	return []def{
-		{id: "CLI-PERSIST", opts: serverOpts{}, runs: 3, waits: 2*20*time.Millisecond + longStep, body: func(ctx context.Context, e *clientEnv) {
-			a := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 20}))
-			first := a.result()
-			b := e.start(longCall)
-			b.waitLine(ctx, "a log line", isLog)
-			b.kill()
-			sid := e.sessionOf(b.n)
-			c := e.run(ctx, actionRun(contract.ActionShow))
-			e.expectCount(e.exchanges(c.n), 0, "show must not contact the server; its requests")
-			st := c.stored()
-			e.Expect(st.SessionID).To(Equal(sid), "stored session id: the session of the killed run")
-			e.Expect(st.ServerURL).To(Equal(e.srv.url), "stored server URL")
-			e.Expect(resultText(st.LastResult)).To(Equal(resultText(first.Result)), "stored last result: the result of the last call that completed")
-			var printed []string
-			for _, l := range append(a.ofType(contract.LineNotification), b.ofType(contract.LineNotification)...) {
-				if isLog(l) {
-					printed = append(printed, logData(l.Params))
+		{Entry: catalogue.Entry{ID: "CLI-PERSIST", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-persistence",
+			Summary: "Session id, server URL, last event id, last result and logs are in durable storage."},
+			opts: serverOpts{}, runs: 3, waits: 2*20*time.Millisecond + longStep, body: func(ctx context.Context, e *clientEnv) {
+				a := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 20}))
+				first := a.result()
+				b := e.start(longCall)
+				b.waitLine(ctx, "a log line", isLog)
+				b.kill()
+				sid := e.sessionOf(b.n)
+				c := e.run(ctx, actionRun(contract.ActionShow))
+				e.expectCount(e.exchanges(c.n), 0, "show must not contact the server; its requests")
+				st := c.stored()
+				e.Expect(st.SessionID).To(Equal(sid), "stored session id: the session of the killed run")
+				e.Expect(st.ServerURL).To(Equal(e.srv.url), "stored server URL")
+				e.Expect(resultText(st.LastResult)).To(Equal(resultText(first.Result)), "stored last result: the result of the last call that completed")
+				var printed []string
+				for _, l := range append(a.ofType(contract.LineNotification), b.ofType(contract.LineNotification)...) {
+					if isLog(l) {
+						printed = append(printed, logData(l.Params))
+					}
 				}
-			}
-			var stored []string
-			for _, p := range st.Logs {
-				stored = append(stored, logData(p))
-			}
-			e.Expect(isSubsequence(printed, stored)).To(BeTrue(), "stored logs %q must hold every log line printed, in order: %q", stored, printed)
-			ids := eventIDs(e.toolCalls(b.n)[0])
-			e.Expect(ids).To(ContainElement(st.LastEventID), "stored last event id %q is not an event of the killed call's stream %q", st.LastEventID, ids)
-		}},
+				var stored []string
+				for _, p := range st.Logs {
+					stored = append(stored, logData(p))
+				}
+				e.Expect(isSubsequence(printed, stored)).To(BeTrue(), "stored logs %q must hold every log line printed, in order: %q", stored, printed)
+				ids := eventIDs(e.toolCalls(b.n)[0])
+				e.Expect(ids).To(ContainElement(st.LastEventID), "stored last event id %q is not an event of the killed call's stream %q", st.LastEventID, ids)
+			}},
 
-		{id: "CLI-CLEAR-ON-DISCONNECT", opts: serverOpts{}, runs: 5, waits: longStep, body: func(ctx context.Context, e *clientEnv) {
-			a := e.start(longCall)
-			e.waitCallUnderway(ctx, a)
-			a.kill()
-			sid := e.sessionOf(a.n)
-			b := e.run(ctx, actionRun(contract.ActionShow))
-			e.Expect(b.stored().SessionID).To(Equal(sid), "after a kill the session id must still be stored")
-			c := e.run(ctx, actionRun(contract.ActionDisconnect))
-			deleted := false
-			for _, x := range e.exchanges(c.n) {
-				deleted = deleted || (x.Method == http.MethodDelete && x.SessionID == sid && x.Status < 300)
-			}
-			e.Expect(deleted).To(BeTrue(), "the disconnect must end session %s on the server (DELETE)", sid)
-			d := e.run(ctx, actionRun(contract.ActionShow))
-			e.Expect(d.stored().SessionID).To(BeEmpty(), "after the user's disconnect no session id may be stored")
-			f := e.run(ctx, callRun("echo", map[string]any{"text": "after the disconnect"}), "after the user's disconnect the call must succeed on a new session")
-			for _, x := range e.exchanges(f.n) {
-				e.Expect(x.SessionID).NotTo(Equal(sid), "#%d: the disconnected session was presented again", x.N)
-			}
-			e.Expect(e.createdIn(f.n)).NotTo(BeEmpty(), "after the disconnect the client must start a new session")
-		}},
+		{Entry: catalogue.Entry{ID: "CLI-CLEAR-ON-DISCONNECT", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-persistence",
+			Summary: "An explicit disconnect removes the stored session id; a crash or kill does not."},
+			opts: serverOpts{}, runs: 5, waits: longStep, body: func(ctx context.Context, e *clientEnv) {
+				a := e.start(longCall)
+				e.waitCallUnderway(ctx, a)
+				a.kill()
+				sid := e.sessionOf(a.n)
+				b := e.run(ctx, actionRun(contract.ActionShow))
+				e.Expect(b.stored().SessionID).To(Equal(sid), "after a kill the session id must still be stored")
+				c := e.run(ctx, actionRun(contract.ActionDisconnect))
+				deleted := false
+				for _, x := range e.exchanges(c.n) {
+					deleted = deleted || (x.Method == http.MethodDelete && x.SessionID == sid && x.Status < 300)
+				}
+				e.Expect(deleted).To(BeTrue(), "the disconnect must end session %s on the server (DELETE)", sid)
+				d := e.run(ctx, actionRun(contract.ActionShow))
+				e.Expect(d.stored().SessionID).To(BeEmpty(), "after the user's disconnect no session id may be stored")
+				f := e.run(ctx, callRun("echo", map[string]any{"text": "after the disconnect"}), "after the user's disconnect the call must succeed on a new session")
+				for _, x := range e.exchanges(f.n) {
+					e.Expect(x.SessionID).NotTo(Equal(sid), "#%d: the disconnected session was presented again", x.N)
+				}
+				e.Expect(e.createdIn(f.n)).NotTo(BeEmpty(), "after the disconnect the client must start a new session")
+			}},
 
-		{id: "CLI-RECONNECT", opts: serverOpts{token: reconnectToken}, runs: 3, waits: longStep + 2*200*time.Millisecond, body: func(ctx context.Context, e *clientEnv) {
-			first := longCall
-			first.BearerToken = reconnectToken
-			a := e.start(first)
-			e.waitCallUnderway(ctx, a)
-			a.kill()
-			sid := e.sessionOf(a.n)
-			version := ""
-			for _, x := range e.exchanges(a.n) {
-				if x.isFreshInit() && x.RespSessionID == sid {
-					version = x.version()
+		{Entry: catalogue.Entry{ID: "CLI-RECONNECT", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-reconnect",
+			Summary: "A restarted client reconnects to the stored session with stored tokens, the negotiated version and a GET stream."},
+			opts: serverOpts{token: reconnectToken}, runs: 3, waits: longStep + 2*200*time.Millisecond, body: func(ctx context.Context, e *clientEnv) {
+				first := longCall
+				first.BearerToken = reconnectToken
+				a := e.start(first)
+				e.waitCallUnderway(ctx, a)
+				a.kill()
+				sid := e.sessionOf(a.n)
+				version := ""
+				for _, x := range e.exchanges(a.n) {
+					if x.isFreshInit() && x.RespSessionID == sid {
+						version = x.version()
+					}
 				}
-			}
-			e.Expect(version).NotTo(BeEmpty(), "no InitializeResult for session %s", sid)
-			// The restarted client gets no token: it must use the stored one.
-			b := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 200}),
-				"the restarted client, given no token, must rejoin its stored session with the stored token and call there")
-			xs := e.exchanges(b.n)
-			e.Expect(xs).NotTo(BeEmpty(), "run %d sent nothing", b.n)
-			e.Expect(xs[0].SessionID).To(Equal(sid), "the restarted client's first request must carry the stored session id")
-			opened := false
-			for _, x := range xs {
-				e.Expect(x.isFreshInit()).To(BeFalse(), "#%d: a new session instead of the stored one", x.N)
-				e.Expect(x.SessionID).To(Equal(sid), "#%d: every request goes to the stored session", x.N)
-				e.Expect(x.Authorization).To(Equal("Bearer "+reconnectToken), "#%d: the stored bearer token must be sent, with no new auth flow", x.N)
-				if !x.isInit() {
-					e.Expect(x.ProtocolVersion).To(Equal(version), "#%d: MCP-Protocol-Version must be the negotiated %s", x.N, version)
+				e.Expect(version).NotTo(BeEmpty(), "no InitializeResult for session %s", sid)
+				// The restarted client gets no token: it must use the stored one.
+				b := e.run(ctx, callRun("long_operation", map[string]any{"steps": 2, "interval_ms": 200}),
+					"the restarted client, given no token, must rejoin its stored session with the stored token and call there")
+				xs := e.exchanges(b.n)
+				e.Expect(xs).NotTo(BeEmpty(), "run %d sent nothing", b.n)
+				e.Expect(xs[0].SessionID).To(Equal(sid), "the restarted client's first request must carry the stored session id")
+				opened := false
+				for _, x := range xs {
+					e.Expect(x.isFreshInit()).To(BeFalse(), "#%d: a new session instead of the stored one", x.N)
+					e.Expect(x.SessionID).To(Equal(sid), "#%d: every request goes to the stored session", x.N)
+					e.Expect(x.Authorization).To(Equal("Bearer "+reconnectToken), "#%d: the stored bearer token must be sent, with no new auth flow", x.N)
+					if !x.isInit() {
+						e.Expect(x.ProtocolVersion).To(Equal(version), "#%d: MCP-Protocol-Version must be the negotiated %s", x.N, version)
+					}
+					opened = opened || (x.Method == http.MethodGet && x.opened())
 				}
-				opened = opened || (x.Method == http.MethodGet && x.opened())
-			}
-			e.Expect(opened).To(BeTrue(), "the rejoined client opened no GET stream")
-			c := e.run(ctx, actionRun(contract.ActionList), "the restarted client must list the tools of its stored session")
-			var served []string
-			for _, x := range e.exchanges(c.n) {
-				e.Expect(x.SessionID).To(Equal(sid), "#%d: every request goes to the stored session", x.N)
-				if x.RPC.Method == "tools/list" {
-					served = append(served, toolNames(x.result())...)
+				e.Expect(opened).To(BeTrue(), "the rejoined client opened no GET stream")
+				c := e.run(ctx, actionRun(contract.ActionList), "the restarted client must list the tools of its stored session")
+				var served []string
+				for _, x := range e.exchanges(c.n) {
+					e.Expect(x.SessionID).To(Equal(sid), "#%d: every request goes to the stored session", x.N)
+					if x.RPC.Method == "tools/list" {
+						served = append(served, toolNames(x.result())...)
+					}
 				}
-			}
-			tools := c.ofType(contract.LineTools)
-			if len(tools) != 1 {
-				e.Failf("run %d (list) printed %d tools lines, want 1", c.n, len(tools))
-			}
-			var listed []string
-			for _, t := range tools[0].Tools {
-				listed = append(listed, t.Name)
-			}
-			e.Expect(listed).NotTo(BeEmpty(), "no tools listed")
-			e.Expect(listed).To(ConsistOf(served), "the rejoined client must see the session's tools")
-		}},
+				tools := c.ofType(contract.LineTools)
+				if len(tools) != 1 {
+					e.Failf("run %d (list) printed %d tools lines, want 1", c.n, len(tools))
+				}
+				var listed []string
+				for _, t := range tools[0].Tools {
+					listed = append(listed, t.Name)
+				}
+				e.Expect(listed).NotTo(BeEmpty(), "no tools listed")
+				e.Expect(listed).To(ConsistOf(served), "the rejoined client must see the session's tools")
+			}},
 
-		{id: "CLI-FALLBACK", opts: serverOpts{}, runs: 5, body: func(ctx context.Context, e *clientEnv) {
-			a := e.run(ctx, callRun("echo", map[string]any{"text": "before the restart"}))
-			old := e.sessionOf(a.n)
-			e.Expect(e.srv.restart()).To(Succeed())
-			b := e.run(ctx, callRun("echo", map[string]any{"text": "after the restart"}),
-				"the server restarted and lost the stored session: on its 404 the client must start a fresh session (the MCP specification) and call there")
-			e.expectPresented(b.n, old, "the restart")
-			e.Expect(resultText(b.result().Result)).To(Equal("after the restart"))
-			expectFresh(e, b.n, old)
-			c := e.run(ctx, callRun("echo", map[string]any{"text": "later"}))
-			for _, x := range e.exchanges(c.n) {
-				e.Expect(x.SessionID).NotTo(Equal(old), "#%d: the gone session is still stored and presented", x.N)
-			}
-			// The server refuses to let the client rejoin its current session.
-			refused := e.sessionOf(c.n)
-			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
-				if x.SessionID != refused {
-					return false
+		{Entry: catalogue.Entry{ID: "CLI-FALLBACK", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-reconnect",
+			Summary: "If the stored session is gone, the client clears it and starts a fresh session."},
+			opts: serverOpts{}, runs: 5, body: func(ctx context.Context, e *clientEnv) {
+				a := e.run(ctx, callRun("echo", map[string]any{"text": "before the restart"}))
+				old := e.sessionOf(a.n)
+				e.Expect(e.srv.restart()).To(Succeed())
+				b := e.run(ctx, callRun("echo", map[string]any{"text": "after the restart"}),
+					"the server restarted and lost the stored session: on its 404 the client must start a fresh session (the MCP specification) and call there")
+				e.expectPresented(b.n, old, "the restart")
+				e.Expect(resultText(b.result().Result)).To(Equal("after the restart"))
+				expectFresh(e, b.n, old)
+				c := e.run(ctx, callRun("echo", map[string]any{"text": "later"}))
+				for _, x := range e.exchanges(c.n) {
+					e.Expect(x.SessionID).NotTo(Equal(old), "#%d: the gone session is still stored and presented", x.N)
 				}
-				e.srv.refuse(x, w)
-				return true
-			})
-			d := e.run(ctx, callRun("echo", map[string]any{"text": "after a refusal"}),
-				"the server refused the stored session (400): the client must start a fresh session and call there")
-			e.expectPresented(d.n, refused, "the server's refusal")
-			e.Expect(resultText(d.result().Result)).To(Equal("after a refusal"))
-			expectFresh(e, d.n, refused)
-			f := e.run(ctx, callRun("echo", map[string]any{"text": "last"}))
-			for _, x := range e.exchanges(f.n) {
-				e.Expect(x.SessionID).NotTo(Equal(refused), "#%d: the refused session is still stored and presented", x.N)
-			}
-		}},
+				// The server refuses to let the client rejoin its current session.
+				refused := e.sessionOf(c.n)
+				e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+					if x.SessionID != refused {
+						return false
+					}
+					e.srv.refuse(x, w)
+					return true
+				})
+				d := e.run(ctx, callRun("echo", map[string]any{"text": "after a refusal"}),
+					"the server refused the stored session (400): the client must start a fresh session and call there")
+				e.expectPresented(d.n, refused, "the server's refusal")
+				e.Expect(resultText(d.result().Result)).To(Equal("after a refusal"))
+				expectFresh(e, d.n, refused)
+				f := e.run(ctx, callRun("echo", map[string]any{"text": "last"}))
+				for _, x := range e.exchanges(f.n) {
+					e.Expect(x.SessionID).NotTo(Equal(refused), "#%d: the refused session is still stored and presented", x.N)
+				}
+			}},
 	}
 }
 

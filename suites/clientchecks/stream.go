@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 )
 
@@ -35,78 +36,82 @@ const (
 // streamChecks are the streams checks.
 func streamChecks() []def {
 	return []def{
-		{id: "CLI-RESUME", opts: serverOpts{}, runs: 2, waits: resumeSteps * resumeInterval, body: func(ctx context.Context, e *clientEnv) {
-			const n, interval = resumeSteps, resumeInterval
-			a := e.start(callRun("long_operation", map[string]any{"steps": n, "interval_ms": interval.Milliseconds()}))
-			a.waitLine(ctx, "the log line of step 2", logStep(2))
-			a.kill()
-			callX := e.toolCalls(a.n)[0]
-			progress := callX.hasProgressToken()
-			// The refresh window: steps go on while no client is there.
-			e.Pause(2 * interval)
-			b := e.run(ctx, actionRun(contract.ActionResume))
-			e.Expect(resultText(b.result().Result)).To(Equal("completed 6 steps"), "the resumed call's result")
-			sent := eventIDs(callX)
-			resumed := false
-			for _, x := range e.exchanges(b.n) {
-				if x.Method == http.MethodGet && slices.Contains(sent, x.LastEventID) {
-					resumed = true
-				}
-			}
-			e.Expect(resumed).To(BeTrue(), "the restarted client never resumed the call's stream with Last-Event-ID (one of %q)", sent)
-			before, after := a.ofType(contract.LineNotification), b.ofType(contract.LineNotification)
-			all := append(before, after...)
-			e.Expect(steps(all)).To(ConsistOf(allSteps(n, progress)),
-				"every notification must reach the application exactly once, %s (before the kill %q, after %q)", stepsText(progress), steps(before), steps(after))
-			// Across two streams (the resumed call's and the standalone one)
-			// the order of arrival is the server's and the network's; on each
-			// stream it must be kept.
-			for stream, got := range byStream(all) {
-				e.Expect(isSubsequence(got, allSteps(n, progress))).To(BeTrue(),
-					"notifications out of order on the %q stream: %q (before the kill %q, after %q)", stream, got, steps(before), steps(after))
-			}
-			e.expectUniqueEventIDs(all)
-		}},
-
-		{id: "CLI-RETRY-FIELD", opts: serverOpts{}, runs: 1, waits: retrySteps*retryInterval + retryField + retrySlack, body: func(ctx context.Context, e *clientEnv) {
-			const n = retrySteps
-			var armed atomic.Bool
-			e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
-				if x.tool() == "long_operation" && armed.CompareAndSwap(false, true) {
-					// The first step sends a log message, and a progress
-					// notification first if the call asked for them.
-					events := 2
-					if x.hasProgressToken() {
-						events = 3
+		{Entry: catalogue.Entry{ID: "CLI-RESUME", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-resume",
+			Summary: "The client resumes with Last-Event-ID; replayed events reach handlers exactly once."},
+			opts: serverOpts{}, runs: 2, waits: resumeSteps * resumeInterval, body: func(ctx context.Context, e *clientEnv) {
+				const n, interval = resumeSteps, resumeInterval
+				a := e.start(callRun("long_operation", map[string]any{"steps": n, "interval_ms": interval.Milliseconds()}))
+				a.waitLine(ctx, "the log line of step 2", logStep(2))
+				a.kill()
+				callX := e.toolCalls(a.n)[0]
+				progress := callX.hasProgressToken()
+				// The refresh window: steps go on while no client is there.
+				e.Pause(2 * interval)
+				b := e.run(ctx, actionRun(contract.ActionResume))
+				e.Expect(resultText(b.result().Result)).To(Equal("completed 6 steps"), "the resumed call's result")
+				sent := eventIDs(callX)
+				resumed := false
+				for _, x := range e.exchanges(b.n) {
+					if x.Method == http.MethodGet && slices.Contains(sent, x.LastEventID) {
+						resumed = true
 					}
-					e.srv.rec.note(x, "to be closed after its priming event and the first step's %d notifications, with retry %v", events-1, retryField)
-					e.srv.cutAfter(w, events, retryField)
 				}
-				return false
-			})
-			r := e.run(ctx, callRun("long_operation", map[string]any{"steps": n, "interval_ms": retryInterval.Milliseconds()}))
-			e.Expect(resultText(r.result().Result)).To(Equal("completed 4 steps"))
-			callX := e.toolCalls(r.n)[0]
-			e.Expect(callX.CutAt.IsZero()).To(BeFalse(), "the server did not get to close the stream")
-			sent := eventIDs(callX)
-			var first *exchange
-			for _, x := range e.exchanges(r.n) {
-				if x.Method == http.MethodGet && slices.Contains(sent, x.LastEventID) {
-					first = &x
-					break
+				e.Expect(resumed).To(BeTrue(), "the restarted client never resumed the call's stream with Last-Event-ID (one of %q)", sent)
+				before, after := a.ofType(contract.LineNotification), b.ofType(contract.LineNotification)
+				all := append(before, after...)
+				e.Expect(steps(all)).To(ConsistOf(allSteps(n, progress)),
+					"every notification must reach the application exactly once, %s (before the kill %q, after %q)", stepsText(progress), steps(before), steps(after))
+				// Across two streams (the resumed call's and the standalone one)
+				// the order of arrival is the server's and the network's; on each
+				// stream it must be kept.
+				for stream, got := range byStream(all) {
+					e.Expect(isSubsequence(got, allSteps(n, progress))).To(BeTrue(),
+						"notifications out of order on the %q stream: %q (before the kill %q, after %q)", stream, got, steps(before), steps(after))
 				}
-			}
-			e.Expect(first).NotTo(BeNil(), "the client never reconnected the closed stream with Last-Event-ID (one of %q)", sent)
-			waited := first.At.Sub(callX.CutAt)
-			e.Expect(waited).To(BeNumerically(">=", retryField), "#%d: reconnected %v after the close, before the server's retry of %v", first.N, waited, retryField)
-			r.onTime(waited, retryField+retrySlack, "#%d: reconnected only %v after the close (retry %v, slack %v)", first.N, waited, retryField, retrySlack)
-			lines := r.ofType(contract.LineNotification)
-			// Notifications sent while the stream is closed may take the
-			// session's GET stream: exactly once, but not always in order.
-			progress := callX.hasProgressToken()
-			e.Expect(steps(lines)).To(ConsistOf(allSteps(n, progress)), "every notification exactly once, %s", stepsText(progress))
-			e.expectUniqueEventIDs(lines)
-		}},
+				e.expectUniqueEventIDs(all)
+			}},
+
+		{Entry: catalogue.Entry{ID: "CLI-RETRY-FIELD", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "client-resume",
+			Summary: "The client waits the server's retry milliseconds before reconnecting an SSE stream."},
+			opts: serverOpts{}, runs: 1, waits: retrySteps*retryInterval + retryField + retrySlack, body: func(ctx context.Context, e *clientEnv) {
+				const n = retrySteps
+				var armed atomic.Bool
+				e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+					if x.tool() == "long_operation" && armed.CompareAndSwap(false, true) {
+						// The first step sends a log message, and a progress
+						// notification first if the call asked for them.
+						events := 2
+						if x.hasProgressToken() {
+							events = 3
+						}
+						e.srv.rec.note(x, "to be closed after its priming event and the first step's %d notifications, with retry %v", events-1, retryField)
+						e.srv.cutAfter(w, events, retryField)
+					}
+					return false
+				})
+				r := e.run(ctx, callRun("long_operation", map[string]any{"steps": n, "interval_ms": retryInterval.Milliseconds()}))
+				e.Expect(resultText(r.result().Result)).To(Equal("completed 4 steps"))
+				callX := e.toolCalls(r.n)[0]
+				e.Expect(callX.CutAt.IsZero()).To(BeFalse(), "the server did not get to close the stream")
+				sent := eventIDs(callX)
+				var first *exchange
+				for _, x := range e.exchanges(r.n) {
+					if x.Method == http.MethodGet && slices.Contains(sent, x.LastEventID) {
+						first = &x
+						break
+					}
+				}
+				e.Expect(first).NotTo(BeNil(), "the client never reconnected the closed stream with Last-Event-ID (one of %q)", sent)
+				waited := first.At.Sub(callX.CutAt)
+				e.Expect(waited).To(BeNumerically(">=", retryField), "#%d: reconnected %v after the close, before the server's retry of %v", first.N, waited, retryField)
+				r.onTime(waited, retryField+retrySlack, "#%d: reconnected only %v after the close (retry %v, slack %v)", first.N, waited, retryField, retrySlack)
+				lines := r.ofType(contract.LineNotification)
+				// Notifications sent while the stream is closed may take the
+				// session's GET stream: exactly once, but not always in order.
+				progress := callX.hasProgressToken()
+				e.Expect(steps(lines)).To(ConsistOf(allSteps(n, progress)), "every notification exactly once, %s", stepsText(progress))
+				e.expectUniqueEventIDs(lines)
+			}},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
@@ -167,41 +168,49 @@ func taskStatuses(cr *clientRun) string {
 func taskChecks() []def {
 	done := fmt.Sprintf("completed %d steps", taskSteps)
 	return []def{
-		{id: "CLI-TASK-PERSIST", runs: 2, body: func(ctx context.Context, e *clientEnv) {
-			_, id := e.killedTask(ctx, 0)
-			b := e.run(ctx, actionRun(contract.ActionShow))
-			e.Expect(b.stored().TaskID).To(Equal(id), "the stored task id after the kill")
-		}},
+		{Entry: catalogue.Entry{ID: "CLI-TASK-PERSIST", Level: catalogue.Res, Revisions: catalogue.EveryRevision, SpecRef: catalogue.SpecExtTasks,
+			Summary: "A call run as a task (task-call) stores the task id at once: killed after its first task line, the client's stored state (show) names the task the server created."},
+			runs: 2, body: func(ctx context.Context, e *clientEnv) {
+				_, id := e.killedTask(ctx, 0)
+				b := e.run(ctx, actionRun(contract.ActionShow))
+				e.Expect(b.stored().TaskID).To(Equal(id), "the stored task id after the kill")
+			}},
 
-		{id: "CLI-TASK-POLL-AFTER-KILL", runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
-			_, id := e.killedTask(ctx, 0)
-			b := e.run(ctx, taskRun(contract.ActionTaskResume))
-			e.expectPolls(b.n, id)
-			e.Expect(taskStatuses(b)).To(HaveSuffix("completed"), "the restarted client's task lines end with the task completed")
-			e.Expect(resultText(b.result().Result)).To(Equal(done), "the task's result")
-		}},
+		{Entry: catalogue.Entry{ID: "CLI-TASK-POLL-AFTER-KILL", Level: catalogue.Res, Revisions: catalogue.EveryRevision, SpecRef: catalogue.SpecExtTasks,
+			Summary: "Killed while its task works and started again (task-resume), the client polls that task with tasks/get, reports it completed and prints its result."},
+			runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
+				_, id := e.killedTask(ctx, 0)
+				b := e.run(ctx, taskRun(contract.ActionTaskResume))
+				e.expectPolls(b.n, id)
+				e.Expect(taskStatuses(b)).To(HaveSuffix("completed"), "the restarted client's task lines end with the task completed")
+				e.Expect(resultText(b.result().Result)).To(Equal(done), "the task's result")
+			}},
 
-		{id: "CLI-TASK-POLL-INTERVAL", runs: 2, waits: taskTakes + 3*taskPoll, body: func(ctx context.Context, e *clientEnv) {
-			a, id := e.killedTask(ctx, 3)
-			b := e.run(ctx, taskRun(contract.ActionTaskResume))
-			for _, n := range []int{a.n, b.n} {
-				gets := e.taskGets(n) // the killed run polled at least three times
-				for _, x := range gets {
-					e.Expect(x.taskID()).To(Equal(id), "run %d polled another task than its own", n)
+		{Entry: catalogue.Entry{ID: "CLI-TASK-POLL-INTERVAL", Level: catalogue.Res, Revisions: catalogue.EveryRevision, SpecRef: catalogue.SpecTasks + "#task-status",
+			Summary: "Two tasks/get of one task are never closer than the task's pollInterval (with 10% leeway), before and after a kill."},
+			runs: 2, waits: taskTakes + 3*taskPoll, body: func(ctx context.Context, e *clientEnv) {
+				a, id := e.killedTask(ctx, 3)
+				b := e.run(ctx, taskRun(contract.ActionTaskResume))
+				for _, n := range []int{a.n, b.n} {
+					gets := e.taskGets(n) // the killed run polled at least three times
+					for _, x := range gets {
+						e.Expect(x.taskID()).To(Equal(id), "run %d polled another task than its own", n)
+					}
+					for i := 1; i < len(gets); i++ {
+						gap := gets[i].At.Sub(gets[i-1].At)
+						e.Expect(gap).To(BeNumerically(">=", taskPoll-taskLeeway), "run %d's tasks/get %d came %v after the one before; the task's pollInterval is %v", n, i+1, gap, taskPoll)
+					}
 				}
-				for i := 1; i < len(gets); i++ {
-					gap := gets[i].At.Sub(gets[i-1].At)
-					e.Expect(gap).To(BeNumerically(">=", taskPoll-taskLeeway), "run %d's tasks/get %d came %v after the one before; the task's pollInterval is %v", n, i+1, gap, taskPoll)
-				}
-			}
-		}},
+			}},
 
-		{id: "CLI-TASK-NO-RECREATE", runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
-			_, id := e.killedTask(ctx, 0)
-			b := e.run(ctx, taskRun(contract.ActionTaskCall))
-			e.expectCount(e.taskCalls(b.n), 0, "asked for the same call again, the client created another task instead of polling task %s; its task-augmented tools/call", id)
-			e.expectPolls(b.n, id)
-			e.Expect(resultText(b.result().Result)).To(Equal(done), "the task's result")
-		}},
+		{Entry: catalogue.Entry{ID: "CLI-TASK-NO-RECREATE", Level: catalogue.Res, Revisions: catalogue.EveryRevision, SpecRef: catalogue.SpecExtTasks,
+			Summary: "Killed and asked for the same call again (task-call), the client polls the task it stored: no second task-augmented tools/call."},
+			runs: 2, waits: taskTakes, body: func(ctx context.Context, e *clientEnv) {
+				_, id := e.killedTask(ctx, 0)
+				b := e.run(ctx, taskRun(contract.ActionTaskCall))
+				e.expectCount(e.taskCalls(b.n), 0, "asked for the same call again, the client created another task instead of polling task %s; its task-augmented tools/call", id)
+				e.expectPolls(b.n, id)
+				e.Expect(resultText(b.result().Result)).To(Equal(done), "the task's result")
+			}},
 	}
 }

@@ -18,9 +18,10 @@ import (
 	"github.com/mcp-conform/mcp-conform/target"
 )
 
-// baselineID is the check that grades the undisturbed call; the harness
-// observes that call under its entry before the other checks run.
-const baselineID = "TOOL-AS-DECLARED"
+// toolAsDeclared is the check that grades the undisturbed call; the
+// harness observes that call under its entry before the other checks run.
+var toolAsDeclared = catalogue.Entry{ID: "TOOL-AS-DECLARED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.ResilienceProfile + "declared-notifications", Needs: []catalogue.Key{catalogue.KeyNotifying},
+	Summary: "A call of the notifying tool that no fault disturbs delivers every notification the profile declares (tools.notifying), then its result: the checks that count them judge what a fault cost against that."}
 
 // baselineToken is the progress token of the undisturbed call.
 const baselineToken = "undisturbed"
@@ -74,8 +75,8 @@ func ObserveBaseline(ctx context.Context, tc *Target) *Baseline {
 	direct := *tc
 	direct.Faults, direct.Baseline = nil, nil
 	var got atomic.Pointer[Baseline]
-	c := kit.Check{Entry: catalogue.MustLookup(baselineID), Run: func(t *kit.T) {
-		got.Store(direct.setup(t, def{id: baselineID}).observe(t.Context()))
+	c := kit.Check{Entry: serverEntry(toolAsDeclared), Run: func(t *kit.T) {
+		got.Store(direct.setup(t, def{Entry: serverEntry(toolAsDeclared)}).observe(t.Context()))
 	}}
 	r := kit.Execute(ctx, c, observeWait(tc.Config)+quiet(tc.Config)+observeSlack)
 	b := got.Load()

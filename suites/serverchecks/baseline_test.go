@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -110,7 +109,7 @@ func TestCountJudgedAgainstBaseline(t *testing.T) {
 		{"no baseline", nil, []int{1, 2}, []int{3, 4}, false, kit.Failed, "got 4 of 5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := kit.Check{Entry: catalogue.MustLookup("MSG-ONE-STREAM"), Run: func(k *kit.T) {
+			c := kit.Check{Entry: mustLookup("MSG-ONE-STREAM"), Run: func(k *kit.T) {
 				e := &env{T: k, Config: cfg, target: &Target{Config: cfg, Baseline: tc.baseline}}
 				get := notesOn(k, "GET", tc.get...)
 				if tc.cancelled {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -31,7 +30,7 @@ func TestExpectDelivered(t *testing.T) {
 		{"cancelled", []int{1}, nil, "every notification of the call exactly once: got 1 of 3; the call ended with JSON-RPC error -32603: context canceled (on GET) after 1 of its 3 notifications"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := kit.Check{Entry: catalogue.MustLookup("MSG-ONE-STREAM"), Run: func(k *kit.T) {
+			c := kit.Check{Entry: mustLookup("MSG-ONE-STREAM"), Run: func(k *kit.T) {
 				e := &env{T: k, Config: cfg}
 				call := &call{token: "tok", id: "7"}
 				get := notesOn(k, "GET", tc.get...)
@@ -72,7 +71,7 @@ func TestEndedEarly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
-			c := kit.Check{Entry: catalogue.MustLookup("REPLAY-GAP"), Run: func(k *kit.T) {
+			c := kit.Check{Entry: mustLookup("REPLAY-GAP"), Run: func(k *kit.T) {
 				e := &env{T: k, Config: cfg}
 				resumed := notesOn(k, "resumed")
 				if tc.answer != "" {

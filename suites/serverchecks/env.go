@@ -36,9 +36,10 @@ type env struct {
 	polls map[string]time.Duration
 }
 
-// def is a server check before it is bound to a target.
+// def is a server check before it is bound to a target: its catalogue
+// entry (Side is set here, Server) and its body.
 type def struct {
-	id string
+	catalogue.Entry
 	// need is how long the check takes against a target that behaves
 	// (see kit.Check.Need); nil for a few round trips.
 	need func(*target.Profile) time.Duration
@@ -53,7 +54,7 @@ func Checks(tc *Target) []kit.Check {
 	defs := allDefs()
 	out := make([]kit.Check, len(defs))
 	for i, d := range defs {
-		c := kit.Check{Entry: catalogue.MustLookup(d.id)}
+		c := kit.Check{Entry: d.Entry}
 		if d.need != nil {
 			c.Need = d.need(tc.Config)
 		}
@@ -63,7 +64,8 @@ func Checks(tc *Target) []kit.Check {
 	return out
 }
 
-// allDefs returns every server check's def, in catalogue order.
+// allDefs returns every server check's def, in catalogue order: the
+// order of the sections here, then of the checks in each.
 func allDefs() []def {
 	var defs []def
 	for _, section := range [][]def{
@@ -73,10 +75,35 @@ func allDefs() []def {
 		taskChecks(), modernTaskChecks(), // their io.modelcontextprotocol/tasks variants
 		modernChecks(), listenChecks(),
 	} {
-		defs = append(defs, section...)
+		for _, d := range section {
+			d.Entry = serverEntry(d.Entry)
+			defs = append(defs, d)
+		}
 	}
 	return defs
 }
+
+// serverEntry is e on the server side.
+func serverEntry(e catalogue.Entry) catalogue.Entry {
+	e.Side = catalogue.Server
+	return e
+}
+
+// Entries returns the server checks' catalogue entries, in catalogue order.
+func Entries() []catalogue.Entry {
+	defs := allDefs()
+	out := make([]catalogue.Entry, len(defs))
+	for i, d := range defs {
+		out[i] = d.Entry
+	}
+	return out
+}
+
+// lookup finds a server check's entry by ID.
+func lookup(id string) (catalogue.Entry, bool) { return catalogue.Find(entries, id) }
+
+// entries are the server checks' entries, for lookup.
+var entries = Entries()
 
 // NeedsKey starts the reason of a check skipped because the target
 // profile lacks keys; the keys follow ("needs target-config key

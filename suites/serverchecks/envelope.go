@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
@@ -34,68 +35,74 @@ type envelope struct {
 // envelopeChecks are the envelope checks.
 func envelopeChecks() []def {
 	return []def{
-		{id: "ENVELOPE-404", body: func(ctx context.Context, e *env) {
-			e.expectEnvelope(ctx, rand.Text())
-		}},
+		{Entry: catalogue.Entry{ID: "ENVELOPE-404", Level: catalogue.Res, Section: "envelope", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "session-expired-envelope", DependsOn: []string{"SESS-UNKNOWN-404"},
+			Summary: "An unknown session id gets 404 application/json with the -32003 session-expired envelope."},
+			body: func(ctx context.Context, e *env) {
+				e.expectEnvelope(ctx, rand.Text())
+			}},
 
-		{id: "ENVELOPE-RESUME-HINT", body: func(ctx context.Context, e *env) {
-			got := e.expectEnvelope(ctx, rand.Text())
-			hint := got.Error.Data.Resume
-			if hint == nil {
-				e.Skip(report.NotOffered, "the envelope carries no data.resume")
-			}
-			e.Expect(hint.Method).NotTo(BeEmpty(), "data.resume.method")
-			e.Expect(hint.Via).NotTo(BeEmpty(), "data.resume.via")
-			sid := e.connect(ctx, e.C)
-			resp, err := e.C.Call(ctx, sid, "tools/list", nil)
-			e.Expect(err).NotTo(HaveOccurred())
-			m, err := resp.Result()
-			e.Expect(err).NotTo(HaveOccurred())
-			var list struct {
-				Tools []struct {
-					Name        string `json:"name"`
-					InputSchema struct {
-						Properties map[string]json.RawMessage `json:"properties"`
-					} `json:"inputSchema"`
-				} `json:"tools"`
-			}
-			e.Expect(json.Unmarshal(m.Result, &list)).To(Succeed(), "tools/list result")
-			for _, t := range list.Tools {
-				if t.Name == hint.Method {
-					e.Expect(t.InputSchema.Properties).To(HaveKey(hint.Via), "tool %s has no argument %q (data.resume.via)", t.Name, hint.Via)
-					return
+		{Entry: catalogue.Entry{ID: "ENVELOPE-RESUME-HINT", Level: catalogue.Res, Section: "envelope", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "session-expired-envelope", DependsOn: []string{"ENVELOPE-404"},
+			Summary: "An envelope's data.resume names a listed tool (method) and its resume-token argument (via)."},
+			body: func(ctx context.Context, e *env) {
+				got := e.expectEnvelope(ctx, rand.Text())
+				hint := got.Error.Data.Resume
+				if hint == nil {
+					e.Skip(report.NotOffered, "the envelope carries no data.resume")
 				}
-			}
-			e.Fail("data.resume.method " + hint.Method + " is not a tool the server lists")
-		}},
-
-		{id: "RESUME-TOKEN-OWNER", body: func(ctx context.Context, e *env) {
-			hint := e.resumeHint(ctx)
-			owner, thief := e.as(0), e.as(1)
-			osid, tsid := e.connect(ctx, owner), e.connect(ctx, thief)
-			token := e.resumeToken(ctx, owner, osid, hint.Via)
-			args := map[string]any{}
-			if r := e.Config.Tools.Resumable; r.Name == hint.Method {
-				for k, v := range r.Arguments {
-					args[k] = v
+				e.Expect(hint.Method).NotTo(BeEmpty(), "data.resume.method")
+				e.Expect(hint.Via).NotTo(BeEmpty(), "data.resume.via")
+				sid := e.connect(ctx, e.C)
+				resp, err := e.C.Call(ctx, sid, "tools/list", nil)
+				e.Expect(err).NotTo(HaveOccurred())
+				m, err := resp.Result()
+				e.Expect(err).NotTo(HaveOccurred())
+				var list struct {
+					Tools []struct {
+						Name        string `json:"name"`
+						InputSchema struct {
+							Properties map[string]json.RawMessage `json:"properties"`
+						} `json:"inputSchema"`
+					} `json:"tools"`
 				}
-			}
-			args[hint.Via] = token
-			call := wire.ToolParams(hint.Method, args, "")
+				e.Expect(json.Unmarshal(m.Result, &list)).To(Succeed(), "tools/list result")
+				for _, t := range list.Tools {
+					if t.Name == hint.Method {
+						e.Expect(t.InputSchema.Properties).To(HaveKey(hint.Via), "tool %s has no argument %q (data.resume.via)", t.Name, hint.Via)
+						return
+					}
+				}
+				e.Fail("data.resume.method " + hint.Method + " is not a tool the server lists")
+			}},
 
-			resp, err := thief.Call(ctx, tsid, "tools/call", call)
-			e.Expect(err).NotTo(HaveOccurred())
-			if ok, why := accepted(resp); ok {
-				e.Failf("%s with the %s issued to %s, called by %s on its own session, was accepted (%s): a stolen token continues another principal's work",
-					hint.Method, hint.Via, e.principal(0), e.principal(1), why)
-			}
-			e.Logf("the other principal's call was refused, as it should be")
-			resp, err = owner.Call(ctx, osid, "tools/call", call)
-			e.Expect(err).NotTo(HaveOccurred())
-			ok, why := accepted(resp)
-			e.Expect(ok).To(BeTrue(), "%s with the %s, called by %s to whom it was issued: %s (the token must work for its owner, or the refusal above proves nothing)",
-				hint.Method, hint.Via, e.principal(0), why)
-		}},
+		{Entry: catalogue.Entry{ID: "RESUME-TOKEN-OWNER", Level: catalogue.Res, Section: "envelope", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "session-ownership", Needs: []catalogue.Key{catalogue.KeyPrincipals, catalogue.KeyResumable}, DependsOn: []string{"ENVELOPE-RESUME-HINT"},
+			Summary: "A resume token presented to data.resume.method by another principal than the one it was issued to is refused."},
+			body: func(ctx context.Context, e *env) {
+				hint := e.resumeHint(ctx)
+				owner, thief := e.as(0), e.as(1)
+				osid, tsid := e.connect(ctx, owner), e.connect(ctx, thief)
+				token := e.resumeToken(ctx, owner, osid, hint.Via)
+				args := map[string]any{}
+				if r := e.Config.Tools.Resumable; r.Name == hint.Method {
+					for k, v := range r.Arguments {
+						args[k] = v
+					}
+				}
+				args[hint.Via] = token
+				call := wire.ToolParams(hint.Method, args, "")
+
+				resp, err := thief.Call(ctx, tsid, "tools/call", call)
+				e.Expect(err).NotTo(HaveOccurred())
+				if ok, why := accepted(resp); ok {
+					e.Failf("%s with the %s issued to %s, called by %s on its own session, was accepted (%s): a stolen token continues another principal's work",
+						hint.Method, hint.Via, e.principal(0), e.principal(1), why)
+				}
+				e.Logf("the other principal's call was refused, as it should be")
+				resp, err = owner.Call(ctx, osid, "tools/call", call)
+				e.Expect(err).NotTo(HaveOccurred())
+				ok, why := accepted(resp)
+				e.Expect(ok).To(BeTrue(), "%s with the %s, called by %s to whom it was issued: %s (the token must work for its owner, or the refusal above proves nothing)",
+					hint.Method, hint.Via, e.principal(0), why)
+			}},
 	}
 }
 

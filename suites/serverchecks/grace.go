@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/target"
 )
@@ -32,82 +33,92 @@ func graceNeed(c *target.Profile) time.Duration { return expiry(c) + graceSlack 
 // graceChecks are the grace checks.
 func graceChecks() []def {
 	return []def{
-		{id: "GRACE-IDLE-SURVIVES", need: graceNeed, body: func(ctx context.Context, e *env) {
-			e.needGracePeriod()
-			t := e.Config.Timings
-			e.survivesSilence(ctx, t.IdleThreshold.D()+t.GracePeriod.D()/2, "idle threshold + half the grace period")
-		}},
+		{Entry: catalogue.Entry{ID: "GRACE-IDLE-SURVIVES", Level: catalogue.Res, Section: "grace", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "grace-period-reaper", Needs: []catalogue.Key{catalogue.KeyGraceTimings}, Idle: true,
+			Summary: "A session silent for less than idle threshold + grace period still works."},
+			need: graceNeed, body: func(ctx context.Context, e *env) {
+				e.needGracePeriod()
+				t := e.Config.Timings
+				e.survivesSilence(ctx, t.IdleThreshold.D()+t.GracePeriod.D()/2, "idle threshold + half the grace period")
+			}},
 
-		{id: "GRACE-EXPIRES", need: graceNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			e.Logf("silent for %v (idle threshold + grace period + reaper interval + slack)", expiry(e.Config))
-			e.Pause(expiry(e.Config))
-			resp, err := e.C.Call(ctx, sid, "tools/list", nil)
-			e.Expect(err).NotTo(HaveOccurred())
-			e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list on a session silent past its grace period")
-		}},
+		{Entry: catalogue.Entry{ID: "GRACE-EXPIRES", Level: catalogue.Res, Section: "grace", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "grace-period-reaper", Needs: []catalogue.Key{catalogue.KeyGraceTimings}, Idle: true, DependsOn: []string{"SESS-UNKNOWN-404"},
+			Summary: "A session silent for idle threshold + grace period (+ one reaper interval) is gone: 404."},
+			need: graceNeed, body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				e.Logf("silent for %v (idle threshold + grace period + reaper interval + slack)", expiry(e.Config))
+				e.Pause(expiry(e.Config))
+				resp, err := e.C.Call(ctx, sid, "tools/list", nil)
+				e.Expect(err).NotTo(HaveOccurred())
+				e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list on a session silent past its grace period")
+			}},
 
-		{id: "GRACE-ACTIVITY-RESETS", need: graceNeed, body: func(ctx context.Context, e *env) {
-			// Two sessions, each kept up by one kind of request only, so a server
-			// that counts only POSTs (or only GETs) as activity is caught.
-			// The harness measures the silences it leaves itself: on a busy
-			// machine a round can come late, and a session the harness left
-			// silent long enough to expire is no defect of the target.
-			postActs, getActs := &activity{last: time.Now()}, &activity{}
-			byPOST := e.connect(ctx, e.C)
-			getActs.last = time.Now()
-			byGET := e.connect(ctx, e.C)
-			// On a fixed schedule, not a pause after each round: a slow round
-			// must not stretch the silence past what the check declares.
-			// Every half idle threshold: short of it with room to spare
-			// (the silences are measured), and far enough apart that a
-			// server still finishing the last short GET does not take the
-			// next for a reloaded page's.
-			every := e.Config.Timings.IdleThreshold.D() / 2
-			e.Logf("for %v: tools/list on one session and a short GET on the other, every %v", expiry(e.Config), every)
-			// A late round is not followed by a burst of catch-up rounds:
-			// requests a few milliseconds apart are not what a client that
-			// stays active sends, and a server may take a GET right after
-			// another for a reloaded page. The silences this leaves are
-			// measured all the same.
-			next := time.Now()
-			for end := next.Add(expiry(e.Config)); time.Now().Before(end); {
-				next = next.Add(every)
-				if earliest := time.Now().Add(every / 2); next.Before(earliest) {
-					next = earliest
-				}
-				if wait := time.Until(next); wait > 0 {
-					e.Pause(wait)
+		{Entry: catalogue.Entry{ID: "GRACE-ACTIVITY-RESETS", Level: catalogue.Res, Section: "grace", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "grace-period-reaper", Needs: []catalogue.Key{catalogue.KeyGraceTimings}, Idle: true,
+			Summary: "A session used at intervals shorter than the idle threshold is never reaped."},
+			need: graceNeed, body: func(ctx context.Context, e *env) {
+				// Two sessions, each kept up by one kind of request only, so a server
+				// that counts only POSTs (or only GETs) as activity is caught.
+				// The harness measures the silences it leaves itself: on a busy
+				// machine a round can come late, and a session the harness left
+				// silent long enough to expire is no defect of the target.
+				postActs, getActs := &activity{last: time.Now()}, &activity{}
+				byPOST := e.connect(ctx, e.C)
+				getActs.last = time.Now()
+				byGET := e.connect(ctx, e.C)
+				// On a fixed schedule, not a pause after each round: a slow round
+				// must not stretch the silence past what the check declares.
+				// Every half idle threshold: short of it with room to spare
+				// (the silences are measured), and far enough apart that a
+				// server still finishing the last short GET does not take the
+				// next for a reloaded page's.
+				every := e.Config.Timings.IdleThreshold.D() / 2
+				e.Logf("for %v: tools/list on one session and a short GET on the other, every %v", expiry(e.Config), every)
+				// A late round is not followed by a burst of catch-up rounds:
+				// requests a few milliseconds apart are not what a client that
+				// stays active sends, and a server may take a GET right after
+				// another for a reloaded page. The silences this leaves are
+				// measured all the same.
+				next := time.Now()
+				for end := next.Add(expiry(e.Config)); time.Now().Before(end); {
+					next = next.Add(every)
+					if earliest := time.Now().Add(every / 2); next.Before(earliest) {
+						next = earliest
+					}
+					if wait := time.Until(next); wait > 0 {
+						e.Pause(wait)
+					}
+					e.keptActive(ctx, postActs, byPOST, "tools/list")
+					e.keptActive(ctx, getActs, byGET, "GET")
 				}
 				e.keptActive(ctx, postActs, byPOST, "tools/list")
-				e.keptActive(ctx, getActs, byGET, "GET")
-			}
-			e.keptActive(ctx, postActs, byPOST, "tools/list")
-			e.keptActive(ctx, getActs, byGET, "tools/list")
-		}},
+				e.keptActive(ctx, getActs, byGET, "tools/list")
+			}},
 
-		{id: "GRACE-LIVE-STREAM", need: graceNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			get := e.openGET(ctx, e.C, sid, "")
-			e.Logf("no requests for %v while the GET stream stays open", expiry(e.Config))
-			e.Pause(expiry(e.Config))
-			e.Expect(get.Ended()).To(BeFalse(), "the server ended the standalone GET stream of a connected client")
-			e.expectWorks(ctx, e.C, sid)
-		}},
+		{Entry: catalogue.Entry{ID: "GRACE-LIVE-STREAM", Level: catalogue.Res, Section: "grace", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "grace-period-reaper", Needs: []catalogue.Key{catalogue.KeyGraceTimings}, Idle: true,
+			Summary: "A session whose standalone GET stream is connected is not reaped."},
+			need: graceNeed, body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				get := e.openGET(ctx, e.C, sid, "")
+				e.Logf("no requests for %v while the GET stream stays open", expiry(e.Config))
+				e.Pause(expiry(e.Config))
+				e.Expect(get.Ended()).To(BeFalse(), "the server ended the standalone GET stream of a connected client")
+				e.expectWorks(ctx, e.C, sid)
+			}},
 
-		{id: "GRACE-RECONNECT-CANCELS", need: graceNeed, body: func(ctx context.Context, e *env) {
-			e.needGracePeriod()
-			t := e.Config.Timings
-			// Into the grace period: past the idle threshold and one reaper pass,
-			// well before the grace period ends.
-			inGrace := t.IdleThreshold.D() + t.GracePeriod.D()/2
-			if g, r := t.GracePeriod.D(), t.ReaperInterval.D(); g > r {
-				inGrace = t.IdleThreshold.D() + r + (g-r)/2
-			}
-			sid, start := e.survivesSilence(ctx, inGrace, "into the grace period, then reconnecting")
-			e.Pause(time.Until(start.Add(expiry(e.Config))))
-			e.expectWorks(ctx, e.C, sid)
-		}},
+		{Entry: catalogue.Entry{ID: "GRACE-RECONNECT-CANCELS", Level: catalogue.Res, Section: "grace", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "grace-period-reaper", Needs: []catalogue.Key{catalogue.KeyGraceTimings}, Idle: true, DependsOn: []string{"GRACE-IDLE-SURVIVES"},
+			Summary: "A request during the grace period cancels the pending expiry."},
+			need: graceNeed, body: func(ctx context.Context, e *env) {
+				e.needGracePeriod()
+				t := e.Config.Timings
+				// Into the grace period: past the idle threshold and one reaper pass,
+				// well before the grace period ends.
+				inGrace := t.IdleThreshold.D() + t.GracePeriod.D()/2
+				if g, r := t.GracePeriod.D(), t.ReaperInterval.D(); g > r {
+					inGrace = t.IdleThreshold.D() + r + (g-r)/2
+				}
+				sid, start := e.survivesSilence(ctx, inGrace, "into the grace period, then reconnecting")
+				e.Pause(time.Until(start.Add(expiry(e.Config))))
+				e.expectWorks(ctx, e.C, sid)
+			}},
 	}
 }
 

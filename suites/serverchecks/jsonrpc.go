@@ -8,6 +8,8 @@ import (
 	"math/big"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
 )
 
 // codeInvalidRequest is JSON-RPC's "Invalid Request" error code.
@@ -27,30 +29,32 @@ var echoIDs = []string{
 // jsonrpcChecks are the JSON-RPC checks.
 func jsonrpcChecks() []def {
 	return []def{
-		{id: "JSONRPC-ID-ECHO", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			for _, id := range echoIDs {
-				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"ping"}`, id)
-				resp, err := e.C.Post(ctx, sid, body)
-				e.Expect(err).NotTo(HaveOccurred(), "ping with id %s", id)
-				m, err := resp.Result()
-				e.Expect(err).NotTo(HaveOccurred(), "ping with id %s: HTTP %d, no JSON-RPC answer", id, resp.Status)
-				switch {
-				case m.Error != nil && m.Error.Code == codeInvalidRequest:
-					// A refusal is allowed whatever id it carries: the id
-					// echoed, or null for a request it could not read.
-					e.Logf("ping with id %s refused with %d (%s) and id %s: allowed", id, m.Error.Code, m.Error.Message, m.ID)
-				case sameID(id, m.ID):
-					e.Expect(m.Error).To(BeNil(), "ping with id %s", id)
-				case m.Error != nil:
-					e.Failf("ping with id %s was refused with error %d %q and id %s: a request whose id cannot be echoed is an Invalid Request (%d)",
-						id, m.Error.Code, m.Error.Message, m.ID, codeInvalidRequest)
-				default:
-					e.Failf("ping with id %s was answered with id %s: a client matching answers by id never sees its answer (refuse such ids with %d instead)",
-						id, m.ID, codeInvalidRequest)
+		{Entry: catalogue.Entry{ID: "JSONRPC-ID-ECHO", Level: catalogue.Should, Section: "jsonrpc", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecResponses,
+			Summary: "A response carries its request's id exactly (2^53+1, 1.5, a 30-digit integer, a string), or the request is refused with -32600."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				for _, id := range echoIDs {
+					body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"ping"}`, id)
+					resp, err := e.C.Post(ctx, sid, body)
+					e.Expect(err).NotTo(HaveOccurred(), "ping with id %s", id)
+					m, err := resp.Result()
+					e.Expect(err).NotTo(HaveOccurred(), "ping with id %s: HTTP %d, no JSON-RPC answer", id, resp.Status)
+					switch {
+					case m.Error != nil && m.Error.Code == codeInvalidRequest:
+						// A refusal is allowed whatever id it carries: the id
+						// echoed, or null for a request it could not read.
+						e.Logf("ping with id %s refused with %d (%s) and id %s: allowed", id, m.Error.Code, m.Error.Message, m.ID)
+					case sameID(id, m.ID):
+						e.Expect(m.Error).To(BeNil(), "ping with id %s", id)
+					case m.Error != nil:
+						e.Failf("ping with id %s was refused with error %d %q and id %s: a request whose id cannot be echoed is an Invalid Request (%d)",
+							id, m.Error.Code, m.Error.Message, m.ID, codeInvalidRequest)
+					default:
+						e.Failf("ping with id %s was answered with id %s: a client matching answers by id never sees its answer (refuse such ids with %d instead)",
+							id, m.ID, codeInvalidRequest)
+					}
 				}
-			}
-		}},
+			}},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
@@ -19,82 +20,106 @@ const unsupportedVersion = "2099-01-01"
 // transport (2026-07-28): its errors, the legacy surface and cancellation.
 func modernChecks() []def {
 	return []def{
-		{id: "MODERN-VERSION-UNSUPPORTED", body: func(ctx context.Context, e *env) {
-			c := e.client(e.C.URL, e.Config.RequestHeader())
-			c.ProtocolVersion = unsupportedVersion
-			id := "version-" + newKey()
-			req, err := c.NewModernRequestID(ctx, id, "tools/list", nil, nil)
-			e.Expect(err).NotTo(HaveOccurred())
-			rerr, got := e.modernError(e.modernDo(req, "tools/list naming "+unsupportedVersion), "tools/list naming protocol version "+unsupportedVersion, http.StatusBadRequest, codeUnsupportedVersion)
-			var data struct {
-				Supported []string `json:"supported"`
-				Requested *string  `json:"requested"`
-			}
-			e.Expect(json.Unmarshal(rerr.Data, &data)).To(Succeed(), "UnsupportedProtocolVersionError data %s", rerr.Data)
-			e.Expect(data.Supported).To(ContainElement(e.target.ProtocolVersion), "data.supported %v: the versions the server supports, %s among them (server/discover lists it)", data.Supported, e.target.ProtocolVersion)
-			e.Expect(data.Requested).NotTo(BeNil(), "data.requested is missing: %s", rerr.Data)
-			e.Expect(*data.Requested).To(Equal(unsupportedVersion), "data.requested")
-			e.Expect(sameID(`"`+id+`"`, got)).To(BeTrue(), "the error's id is %s, not the request's %q", got, id)
-		}},
+		{Entry: catalogue.Entry{ID: "MODERN-VERSION-UNSUPPORTED", Level: catalogue.Must, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Version,
+			Summary: "2026-07-28: a request naming a protocol version the server does not implement gets 400 and UnsupportedProtocolVersionError: -32022, data.supported listing its versions, data.requested, and the request's id (\"it MUST respond with 400 Bad Request and an UnsupportedProtocolVersionError listing its supported versions\")."},
+			body: func(ctx context.Context, e *env) {
+				c := e.client(e.C.URL, e.Config.RequestHeader())
+				c.ProtocolVersion = unsupportedVersion
+				id := "version-" + newKey()
+				req, err := c.NewModernRequestID(ctx, id, "tools/list", nil, nil)
+				e.Expect(err).NotTo(HaveOccurred())
+				rerr, got := e.modernError(e.modernDo(req, "tools/list naming "+unsupportedVersion), "tools/list naming protocol version "+unsupportedVersion, http.StatusBadRequest, codeUnsupportedVersion)
+				var data struct {
+					Supported []string `json:"supported"`
+					Requested *string  `json:"requested"`
+				}
+				e.Expect(json.Unmarshal(rerr.Data, &data)).To(Succeed(), "UnsupportedProtocolVersionError data %s", rerr.Data)
+				e.Expect(data.Supported).To(ContainElement(e.target.ProtocolVersion), "data.supported %v: the versions the server supports, %s among them (server/discover lists it)", data.Supported, e.target.ProtocolVersion)
+				e.Expect(data.Requested).NotTo(BeNil(), "data.requested is missing: %s", rerr.Data)
+				e.Expect(*data.Requested).To(Equal(unsupportedVersion), "data.requested")
+				e.Expect(sameID(`"`+id+`"`, got)).To(BeTrue(), "the error's id is %s, not the request's %q", got, id)
+			}},
 
-		{id: "MODERN-HEADER-MISMATCH", body: func(ctx context.Context, e *env) {
-			type mismatch struct {
-				what string
-				req  *http.Request
-			}
-			var cases []mismatch
-			req := e.modernRequest(ctx, nil, "tools/list", map[string]any{"_meta": map[string]any{}})
-			cases = append(cases, mismatch{"MCP-Protocol-Version 2026-07-28 with _meta naming 2025-11-25", e.rewriteMeta(req, "2025-11-25")})
-			req = e.modernRequest(ctx, nil, "tools/list", nil)
-			req.Header.Set(wire.HeaderMcpMethod, "tools/call")
-			cases = append(cases, mismatch{"Mcp-Method tools/call on a tools/list", req})
-			req = e.modernRequest(ctx, nil, "tools/list", nil)
-			req.Header.Del(wire.HeaderMcpMethod)
-			cases = append(cases, mismatch{"no Mcp-Method header", req})
-			if name := e.harmlessTool(); name != "" {
-				req = e.modernRequest(ctx, nil, "tools/call", wire.ToolParams(name, map[string]any{}, ""))
-				req.Header.Set(wire.HeaderMcpName, name+"-other")
-				cases = append(cases, mismatch{"Mcp-Name " + name + "-other on a tools/call of " + name, req})
-			}
-			for _, k := range cases {
-				e.modernError(e.modernDo(k.req, k.what), k.what, http.StatusBadRequest, codeHeaderMismatch)
-			}
-		}},
+		{Entry: catalogue.Entry{ID: "MODERN-HEADER-MISMATCH", Level: catalogue.Must, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26HTTP + "#server-validation",
+			Summary: "2026-07-28: MCP-Protocol-Version differing from _meta's version, Mcp-Method differing from the method or missing, and Mcp-Name differing from a tools/call's name each get 400 and HeaderMismatch (-32020) (\"servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC error response\" with -32020)."},
+			body: func(ctx context.Context, e *env) {
+				type mismatch struct {
+					what string
+					req  *http.Request
+				}
+				var cases []mismatch
+				req := e.modernRequest(ctx, nil, "tools/list", map[string]any{"_meta": map[string]any{}})
+				cases = append(cases, mismatch{"MCP-Protocol-Version 2026-07-28 with _meta naming 2025-11-25", e.rewriteMeta(req, "2025-11-25")})
+				req = e.modernRequest(ctx, nil, "tools/list", nil)
+				req.Header.Set(wire.HeaderMcpMethod, "tools/call")
+				cases = append(cases, mismatch{"Mcp-Method tools/call on a tools/list", req})
+				req = e.modernRequest(ctx, nil, "tools/list", nil)
+				req.Header.Del(wire.HeaderMcpMethod)
+				cases = append(cases, mismatch{"no Mcp-Method header", req})
+				if name := e.harmlessTool(); name != "" {
+					req = e.modernRequest(ctx, nil, "tools/call", wire.ToolParams(name, map[string]any{}, ""))
+					req.Header.Set(wire.HeaderMcpName, name+"-other")
+					cases = append(cases, mismatch{"Mcp-Name " + name + "-other on a tools/call of " + name, req})
+				}
+				for _, k := range cases {
+					e.modernError(e.modernDo(k.req, k.what), k.what, http.StatusBadRequest, codeHeaderMismatch)
+				}
+			}},
 
-		{id: "MODERN-METHOD-404", body: func(ctx context.Context, e *env) {
-			req := e.modernRequest(ctx, nil, "mcp-conform/no-such-method", nil)
-			e.modernError(e.modernDo(req, "an unknown method"), "a request of the unknown method mcp-conform/no-such-method", http.StatusNotFound, codeMethodNotFound)
-		}},
+		{Entry: catalogue.Entry{ID: "MODERN-METHOD-404", Level: catalogue.Must, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Version,
+			Summary: "2026-07-28: a request of a method the server does not implement gets 404 with JSON-RPC error -32601 (\"it MUST respond with 404 Not Found and a JSON-RPC error with code -32601\")."},
+			body: func(ctx context.Context, e *env) {
+				req := e.modernRequest(ctx, nil, "mcp-conform/no-such-method", nil)
+				e.modernError(e.modernDo(req, "an unknown method"), "a request of the unknown method mcp-conform/no-such-method", http.StatusNotFound, codeMethodNotFound)
+			}},
 
-		{id: "MODERN-ERROR-ID", body: func(ctx context.Context, e *env) { e.errorIDs(ctx) }},
+		{Entry: catalogue.Entry{ID: "MODERN-ERROR-ID", Level: catalogue.Must, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Errors,
+			Summary: "2026-07-28: the errors for an unknown method, a header mismatch and an unsupported version carry their request's id exactly (strings and integers; JSONRPC-ID-ECHO tries stranger ids) (\"Error responses MUST include the same ID as the request they correspond to\")."},
+			body: func(ctx context.Context, e *env) { e.errorIDs(ctx) }},
 
-		{id: "MODERN-GET-405", body: func(ctx context.Context, e *env) { e.expect405(ctx, http.MethodGet) }},
-		{id: "MODERN-DELETE-405", body: func(ctx context.Context, e *env) { e.expect405(ctx, http.MethodDelete) }},
+		{Entry: catalogue.Entry{ID: "MODERN-GET-405", Level: catalogue.Should, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Legacy,
+			Summary: "2026-07-28: GET on the MCP endpoint, naming the revision, gets 405 (\"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\")."},
+			body: func(ctx context.Context, e *env) { e.expect405(ctx, http.MethodGet) }},
+		{Entry: catalogue.Entry{ID: "MODERN-DELETE-405", Level: catalogue.Should, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Legacy,
+			Summary: "2026-07-28: DELETE on the MCP endpoint, naming the revision, gets 405 (\"HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed\")."},
+			body: func(ctx context.Context, e *env) { e.expect405(ctx, http.MethodDelete) }},
 
-		{id: "MODERN-SESSION-IGNORED", body: func(ctx context.Context, e *env) {
-			resp, err := e.C.CallModern(ctx, "server/discover", nil, nil)
-			e.Expect(err).NotTo(HaveOccurred(), "server/discover")
-			e.Expect(resp.SessionID()).To(BeEmpty(), "server/discover's answer minted Mcp-Session-Id %q; %s has no sessions", resp.SessionID(), wire.SessionlessProtocolVersion)
-			stray := "mcp-conform-" + newKey()
-			req := e.modernRequest(ctx, nil, "tools/list", nil)
-			req.Header.Set(wire.HeaderSessionID, stray)
-			resp = e.modernDo(req, "tools/list with a stray Mcp-Session-Id")
-			m, err := resp.Result()
-			e.Expect(err).NotTo(HaveOccurred(), "tools/list carrying Mcp-Session-Id %s: HTTP %d (%s)", stray, resp.Status, excerptOf(resp))
-			e.Expect(m.Error).To(BeNil(), "tools/list carrying Mcp-Session-Id %s was refused (HTTP %d); the header should be ignored", stray, resp.Status)
-			e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list carrying a stray Mcp-Session-Id")
-			e.Expect(resp.SessionID()).To(BeEmpty(), "the answer carries Mcp-Session-Id %q; a server of %s neither mints nor echoes session ids", resp.SessionID(), wire.SessionlessProtocolVersion)
-		}},
+		{Entry: catalogue.Entry{ID: "MODERN-SESSION-IGNORED", Level: catalogue.Should, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Legacy,
+			Summary: "2026-07-28: no answer carries an Mcp-Session-Id, and a request carrying one the server never issued is served as if it had none (\"An Mcp-Session-Id header on a request: ignore it, and do not mint or echo session IDs\")."},
+			body: func(ctx context.Context, e *env) {
+				resp, err := e.C.CallModern(ctx, "server/discover", nil, nil)
+				e.Expect(err).NotTo(HaveOccurred(), "server/discover")
+				e.Expect(resp.SessionID()).To(BeEmpty(), "server/discover's answer minted Mcp-Session-Id %q; %s has no sessions", resp.SessionID(), wire.SessionlessProtocolVersion)
+				stray := "mcp-conform-" + newKey()
+				req := e.modernRequest(ctx, nil, "tools/list", nil)
+				req.Header.Set(wire.HeaderSessionID, stray)
+				resp = e.modernDo(req, "tools/list with a stray Mcp-Session-Id")
+				m, err := resp.Result()
+				e.Expect(err).NotTo(HaveOccurred(), "tools/list carrying Mcp-Session-Id %s: HTTP %d (%s)", stray, resp.Status, excerptOf(resp))
+				e.Expect(m.Error).To(BeNil(), "tools/list carrying Mcp-Session-Id %s was refused (HTTP %d); the header should be ignored", stray, resp.Status)
+				e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list carrying a stray Mcp-Session-Id")
+				e.Expect(resp.SessionID()).To(BeEmpty(), "the answer carries Mcp-Session-Id %q; a server of %s neither mints nor echoes session ids", resp.SessionID(), wire.SessionlessProtocolVersion)
+			}},
 
-		{id: "MODERN-LAST-EVENT-ID-IGNORED", need: notifyNeed, body: func(ctx context.Context, e *env) { e.lastEventIDIgnored(ctx) }},
+		{Entry: catalogue.Entry{ID: "MODERN-LAST-EVENT-ID-IGNORED", Level: catalogue.Should, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26Legacy, Needs: []catalogue.Key{catalogue.KeyNotifying},
+			Summary: "2026-07-28: a request carrying the Last-Event-ID of an earlier call's stream gets its own answer only, nothing of that call replayed (\"A Last-Event-ID header: ignore it; streams are not resumable\")."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) { e.lastEventIDIgnored(ctx) }},
 
-		{id: "MODERN-CLOSE-CANCELS", need: stepNeed, body: func(ctx context.Context, e *env) { e.closeCancels(ctx) }},
+		{Entry: catalogue.Entry{ID: "MODERN-CLOSE-CANCELS", Level: catalogue.Must, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26HTTP + "#cancellation", Needs: []catalogue.Key{catalogue.KeyStepping},
+			Summary: "2026-07-28: after the harness closes a call's response stream, the call's work stops: the count it advances per step (tools.stepping) holds still well before the call would have finished (\"Closing the SSE response stream MUST be treated by the server as cancellation of that request\"; the server \"SHOULD stop work on the cancelled request as soon as practical\")."},
+			need: stepNeed, body: func(ctx context.Context, e *env) { e.closeCancels(ctx) }},
 
-		{id: "MODERN-CLOSE-SILENT", need: notifyNeed, body: func(ctx context.Context, e *env) { e.closeSilent(ctx) }},
+		{Entry: catalogue.Entry{ID: "MODERN-CLOSE-SILENT", Level: catalogue.Must, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26HTTP + "#cancellation", Needs: []catalogue.Key{catalogue.KeyNotifying, catalogue.KeyListen},
+			Summary: "2026-07-28: after the harness closes a call's response stream, nothing of that call (its notifications, its response) arrives on an open subscriptions/listen stream or on a later request's stream (the server \"MUST NOT send any further messages for it\")."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) { e.closeSilent(ctx) }},
 
-		{id: "MODERN-SSE-UNBUFFERED", need: notifyNeed, body: func(ctx context.Context, e *env) { e.sseUnbuffered(ctx) }},
+		{Entry: catalogue.Entry{ID: "MODERN-SSE-UNBUFFERED", Level: catalogue.Should, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26HTTP + "#receiving-messages",
+			Summary: "2026-07-28: a call's SSE stream and a subscriptions/listen stream carry X-Accel-Buffering: no (\"When initiating an SSE stream, servers SHOULD include the X-Accel-Buffering: no header\")."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) { e.sseUnbuffered(ctx) }},
 
-		{id: "MODERN-KEEPALIVE", need: keepAliveNeed, body: func(ctx context.Context, e *env) { e.keepAlives(ctx) }},
+		{Entry: catalogue.Entry{ID: "MODERN-KEEPALIVE", Level: catalogue.May, Section: "modern", Revisions: catalogue.SessionlessOnly, SpecRef: catalogue.Spec26HTTP + "#receiving-messages", Needs: []catalogue.Key{catalogue.KeyListen, catalogue.KeyKeepAlive},
+			Summary: "2026-07-28: a quiet subscriptions/listen stream gets an SSE comment line within twice timings.keep_alive (servers \"are encouraged to periodically emit an SSE comment line\"; no keyword: graded as a MAY)."},
+			need: keepAliveNeed, body: func(ctx context.Context, e *env) { e.keepAlives(ctx) }},
 	}
 }
 

@@ -7,101 +7,114 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // recreateChecks are the recreate checks.
 func recreateChecks() []def {
 	return []def{
-		{id: "RECREATE-REINIT-200", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			e.reinitialize(ctx, e.C, sid)
-		}},
+		{Entry: catalogue.Entry{ID: "RECREATE-REINIT-200", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "transport-recreation",
+			Summary: "initialize carrying a live session id gets a real InitializeResult (200) with the same Mcp-Session-Id."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				e.reinitialize(ctx, e.C, sid)
+			}},
 
-		{id: "RECREATE-STATE-KEPT", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			v1 := e.stateful(ctx, e.C, sid)
-			v2 := e.stateful(ctx, e.C, sid)
-			e.Expect(v2).NotTo(Equal(v1), "tools.stateful %s must return a different value on each call", e.Config.Tools.Stateful.Name)
-			e.reinitialize(ctx, e.C, sid)
-			v3 := e.stateful(ctx, e.C, sid)
-			e.Expect(v3).NotTo(Equal(v1), "after re-initialize %s started over (%q again): the session's state was lost", e.Config.Tools.Stateful.Name, v1)
-			e.Expect(v3).NotTo(Equal(v2), "after re-initialize %s did not advance", e.Config.Tools.Stateful.Name)
-		}},
+		{Entry: catalogue.Entry{ID: "RECREATE-STATE-KEPT", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "transport-recreation", Needs: []catalogue.Key{catalogue.KeyStateful}, DependsOn: []string{"RECREATE-REINIT-200"},
+			Summary: "Session state survives the re-initialize."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				v1 := e.stateful(ctx, e.C, sid)
+				v2 := e.stateful(ctx, e.C, sid)
+				e.Expect(v2).NotTo(Equal(v1), "tools.stateful %s must return a different value on each call", e.Config.Tools.Stateful.Name)
+				e.reinitialize(ctx, e.C, sid)
+				v3 := e.stateful(ctx, e.C, sid)
+				e.Expect(v3).NotTo(Equal(v1), "after re-initialize %s started over (%q again): the session's state was lost", e.Config.Tools.Stateful.Name, v1)
+				e.Expect(v3).NotTo(Equal(v2), "after re-initialize %s did not advance", e.Config.Tools.Stateful.Name)
+			}},
 
-		{id: "RECREATE-WORKS-AFTER", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			e.reinitialize(ctx, e.C, sid)
-			e.expectWorks(ctx, e.C, sid)
-			e.expectCall(ctx, e.C, sid)
-			e.openGET(ctx, e.C, sid, "")
-		}},
-
-		{id: "RECREATE-OWNER-ONLY", body: func(ctx context.Context, e *env) {
-			owner, other := e.as(0), e.as(1)
-			sid := e.connect(ctx, owner)
-			resp, err := other.Initialize(ctx, sid)
-			e.Expect(err).NotTo(HaveOccurred())
-			e.Expect(resp.Status).To(BeElementOf(http.StatusForbidden, http.StatusNotFound), "re-initialize of another principal's session")
-			resp, err = other.Call(ctx, sid, "tools/list", nil)
-			e.Expect(err).NotTo(HaveOccurred())
-			e.Expect(resp.Status).To(BeElementOf(http.StatusForbidden, http.StatusNotFound), "tools/list on another principal's session")
-			e.expectWorks(ctx, owner, sid)
-		}},
-
-		{id: "RECREATE-CONCURRENT", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			var before string
-			if e.Config.Tools.Stateful != nil {
-				before = e.stateful(ctx, e.C, sid)
-			}
-			// Two refreshed tabs, or a retry racing the first attempt: the
-			// re-initializes go out together.
-			resps := make([]*wire.Response, concurrentReinits)
-			errs := make([]error, concurrentReinits)
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for i := range concurrentReinits {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					resps[i], errs[i] = e.C.Initialize(ctx, sid)
-				}()
-			}
-			close(start)
-			wg.Wait()
-			for i, resp := range resps {
-				e.Expect(errs[i]).NotTo(HaveOccurred(), "re-initialize %d of %d", i+1, concurrentReinits)
-				e.Expect(resp.Status).To(Equal(http.StatusOK), "re-initialize %d of %d, sent together, carrying live session id %q: %s", i+1, concurrentReinits, sid, resp.Body)
-				m, err := resp.Result()
-				e.Expect(err).NotTo(HaveOccurred(), "re-initialize %d of %d", i+1, concurrentReinits)
-				e.Expect(m.Error).To(BeNil(), "re-initialize %d of %d", i+1, concurrentReinits)
-				e.Expect(string(m.Result)).To(ContainSubstring("protocolVersion"), "an InitializeResult")
-				e.Expect(resp.SessionID()).To(Equal(sid), "Mcp-Session-Id of re-initialize %d of %d", i+1, concurrentReinits)
-			}
-			n, err := e.C.Post(ctx, sid, wire.Notification("notifications/initialized"))
-			e.Expect(err).NotTo(HaveOccurred())
-			e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized after the re-initializes")
-			e.expectWorks(ctx, e.C, sid)
-			if e.Config.Tools.Stateful != nil {
-				after := e.stateful(ctx, e.C, sid)
-				e.Expect(after).NotTo(Equal(before), "after the re-initializes %s did not advance: the session's state was lost", e.Config.Tools.Stateful.Name)
-			} else {
+		{Entry: catalogue.Entry{ID: "RECREATE-WORKS-AFTER", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "transport-recreation", DependsOn: []string{"RECREATE-REINIT-200"},
+			Summary: "After the re-initialize, tools/list, tools/call and a new GET stream work on the same id."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				e.reinitialize(ctx, e.C, sid)
+				e.expectWorks(ctx, e.C, sid)
 				e.expectCall(ctx, e.C, sid)
-			}
-			e.openGET(ctx, e.C, sid, "")
-			e.expectWorks(ctx, e.C, sid)
-		}},
+				e.openGET(ctx, e.C, sid, "")
+			}},
 
-		{id: "RESUME-NO-INIT", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			e.openGET(ctx, e.C, sid, "")
-			e.refresh()
-			e.openGET(ctx, e.C, sid, "")
-			e.expectWorks(ctx, e.C, sid)
-			e.expectCall(ctx, e.C, sid)
-		}},
+		{Entry: catalogue.Entry{ID: "RECREATE-OWNER-ONLY", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "session-ownership", Needs: []catalogue.Key{catalogue.KeyPrincipals}, DependsOn: []string{"SESS-UNKNOWN-404"},
+			Summary: "A request for a session made with another principal's token is refused (403/404) and the session is untouched."},
+			body: func(ctx context.Context, e *env) {
+				owner, other := e.as(0), e.as(1)
+				sid := e.connect(ctx, owner)
+				resp, err := other.Initialize(ctx, sid)
+				e.Expect(err).NotTo(HaveOccurred())
+				e.Expect(resp.Status).To(BeElementOf(http.StatusForbidden, http.StatusNotFound), "re-initialize of another principal's session")
+				resp, err = other.Call(ctx, sid, "tools/list", nil)
+				e.Expect(err).NotTo(HaveOccurred())
+				e.Expect(resp.Status).To(BeElementOf(http.StatusForbidden, http.StatusNotFound), "tools/list on another principal's session")
+				e.expectWorks(ctx, owner, sid)
+			}},
+
+		{Entry: catalogue.Entry{ID: "RECREATE-CONCURRENT", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "transport-recreation", DependsOn: []string{"RECREATE-REINIT-200"},
+			Summary: "Parallel re-initializes of one live session id all get a 200 InitializeResult with that id and leave one working session."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				var before string
+				if e.Config.Tools.Stateful != nil {
+					before = e.stateful(ctx, e.C, sid)
+				}
+				// Two refreshed tabs, or a retry racing the first attempt: the
+				// re-initializes go out together.
+				resps := make([]*wire.Response, concurrentReinits)
+				errs := make([]error, concurrentReinits)
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				for i := range concurrentReinits {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						resps[i], errs[i] = e.C.Initialize(ctx, sid)
+					}()
+				}
+				close(start)
+				wg.Wait()
+				for i, resp := range resps {
+					e.Expect(errs[i]).NotTo(HaveOccurred(), "re-initialize %d of %d", i+1, concurrentReinits)
+					e.Expect(resp.Status).To(Equal(http.StatusOK), "re-initialize %d of %d, sent together, carrying live session id %q: %s", i+1, concurrentReinits, sid, resp.Body)
+					m, err := resp.Result()
+					e.Expect(err).NotTo(HaveOccurred(), "re-initialize %d of %d", i+1, concurrentReinits)
+					e.Expect(m.Error).To(BeNil(), "re-initialize %d of %d", i+1, concurrentReinits)
+					e.Expect(string(m.Result)).To(ContainSubstring("protocolVersion"), "an InitializeResult")
+					e.Expect(resp.SessionID()).To(Equal(sid), "Mcp-Session-Id of re-initialize %d of %d", i+1, concurrentReinits)
+				}
+				n, err := e.C.Post(ctx, sid, wire.Notification("notifications/initialized"))
+				e.Expect(err).NotTo(HaveOccurred())
+				e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized after the re-initializes")
+				e.expectWorks(ctx, e.C, sid)
+				if e.Config.Tools.Stateful != nil {
+					after := e.stateful(ctx, e.C, sid)
+					e.Expect(after).NotTo(Equal(before), "after the re-initializes %s did not advance: the session's state was lost", e.Config.Tools.Stateful.Name)
+				} else {
+					e.expectCall(ctx, e.C, sid)
+				}
+				e.openGET(ctx, e.C, sid, "")
+				e.expectWorks(ctx, e.C, sid)
+			}},
+
+		{Entry: catalogue.Entry{ID: "RESUME-NO-INIT", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "page-refresh",
+			Summary: "After every connection is cut, reusing the id without initialize (new GET, then POSTs) works."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				e.openGET(ctx, e.C, sid, "")
+				e.refresh()
+				e.openGET(ctx, e.C, sid, "")
+				e.expectWorks(ctx, e.C, sid)
+				e.expectCall(ctx, e.C, sid)
+			}},
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -55,7 +54,7 @@ func TestUnrelatedNotes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var wrong []string
 			var own int
-			c := kit.Check{Entry: catalogue.MustLookup("MSG-RELATED-STREAM"), Run: func(k *kit.T) {
+			c := kit.Check{Entry: mustLookup("MSG-RELATED-STREAM"), Run: func(k *kit.T) {
 				a := &call{token: "a", id: "1", post: streamWith(k, "A", tc.a...)}
 				b := &call{token: "b", id: "2", post: streamWith(k, "B", tc.b...)}
 				wrong, own = unrelatedNotes([]*call{a, b})
@@ -84,7 +83,7 @@ func TestAwaitPostNotesSaysWhere(t *testing.T) {
 		{"nowhere held", "none came on call A's POST stream either", []string{"a1", "r:1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := kit.Check{Entry: catalogue.MustLookup("EVT-REPLAY-STREAM"), Run: func(k *kit.T) {
+			c := kit.Check{Entry: mustLookup("EVT-REPLAY-STREAM"), Run: func(k *kit.T) {
 				e := &env{T: k, Config: cfg}
 				b := &call{token: "b", id: "2", post: streamWith(k, "call B's POST stream", "b5", "r:2")}
 				e.awaitPostNotes(k.Context(), b, 2, streamWith(k, "call A's POST stream", tc.other...))
@@ -101,7 +100,7 @@ func TestAwaitPostNotesSaysWhere(t *testing.T) {
 // "none" where a stream carried none of them.
 func TestProgressByStream(t *testing.T) {
 	var got string
-	c := kit.Check{Entry: catalogue.MustLookup("MSG-RELATED-STREAM"), Run: func(k *kit.T) {
+	c := kit.Check{Entry: mustLookup("MSG-RELATED-STREAM"), Run: func(k *kit.T) {
 		a := &call{token: "a", id: "1", post: streamWith(k, "A", "a1", "b1", "log", "a2", "r:1")}
 		b := &call{token: "b", id: "2", post: streamWith(k, "B", "b2", "r:2")}
 		got = progressByStream([]*call{a, b}, []*collector{a.post, b.post, streamWith(k, "GET")})

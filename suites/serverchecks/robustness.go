@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
@@ -56,64 +57,66 @@ func slowReaderNeed(c *target.Profile) time.Duration { return promptBound + 2*cl
 // robustnessChecks are the robustness checks.
 func robustnessChecks() []def {
 	return []def{
-		{id: "SLOW-READER", need: slowReaderNeed, body: func(ctx context.Context, e *env) {
-			p := e.needProxy()
-			sid := e.connect(ctx, e.C)
-			e.openStandalone(ctx, sid)
+		{Entry: catalogue.Entry{ID: "SLOW-READER", Level: catalogue.Res, Section: "robustness", Revisions: catalogue.WithSessions, Stateless: true, Exclusive: true, SpecRef: catalogue.ResilienceProfile + "slow-readers",
+			Summary: "A client that stops reading one stream does not block the session's other requests, a replacement GET or DELETE (on a stateless target: the client's other requests)."},
+			need: slowReaderNeed, body: func(ctx context.Context, e *env) {
+				p := e.needProxy()
+				sid := e.connect(ctx, e.C)
+				e.openStandalone(ctx, sid)
 
-			// First, unstalled, the target shows that it answers such a ping.
-			ping := bigPing()
-			resp, err := e.ownClient().Post(ctx, sid, ping.body)
-			e.Expect(err).NotTo(HaveOccurred(), "ping with a %d-byte id", slowAnswer)
-			if m, err := resp.Result(); resp.Status != http.StatusOK || err != nil || m.Error != nil || string(m.ID) != ping.id {
-				e.Skipf(report.Unobservable, "the target does not answer a ping with a %d-byte string id (HTTP %d): it cannot be made to write that much to one stream", slowAnswer, resp.Status)
-			}
-			// A connection of its own carries the answer nobody will read.
-			// It has carried little so far, so its receive buffer is small
-			// (a kernel grows a socket's buffer as its reader keeps up).
-			slow := e.ownClient()
-			e.expectWorks(ctx, slow, sid)
+				// First, unstalled, the target shows that it answers such a ping.
+				ping := bigPing()
+				resp, err := e.ownClient().Post(ctx, sid, ping.body)
+				e.Expect(err).NotTo(HaveOccurred(), "ping with a %d-byte id", slowAnswer)
+				if m, err := resp.Result(); resp.Status != http.StatusOK || err != nil || m.Error != nil || string(m.ID) != ping.id {
+					e.Skipf(report.Unobservable, "the target does not answer a ping with a %d-byte string id (HTTP %d): it cannot be made to write that much to one stream", slowAnswer, resp.Status)
+				}
+				// A connection of its own carries the answer nobody will read.
+				// It has carried little so far, so its receive buffer is small
+				// (a kernel grows a socket's buffer as its reader keeps up).
+				slow := e.ownClient()
+				e.expectWorks(ctx, slow, sid)
 
-			e.stall()
-			sctx, cancel := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				_, _ = slow.Post(sctx, sid, bigPing().body) // never read: the client stopped reading
-			}()
-			e.Cleanup(func(context.Context) { cancel(); <-done })
-			e.Eventually(p.Stalled).Should(BeNumerically(">=", slowStarted),
-				"the target starting its %d-byte answer on the stalled connection", slowAnswer)
-			e.Logf("the target is writing to the stalled connection; the GET stream, if any, is stalled too")
+				e.stall()
+				sctx, cancel := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					_, _ = slow.Post(sctx, sid, bigPing().body) // never read: the client stopped reading
+				}()
+				e.Cleanup(func(context.Context) { cancel(); <-done })
+				e.Eventually(p.Stalled).Should(BeNumerically(">=", slowStarted),
+					"the target starting its %d-byte answer on the stalled connection", slowAnswer)
+				e.Logf("the target is writing to the stalled connection; the GET stream, if any, is stalled too")
 
-			e.within(ctx, promptBound, "tools/list on another connection of the client", func(ctx context.Context) {
-				e.expectWorks(ctx, e.C, sid)
-			})
-			if sid == "" {
-				// A stateless target: no session to end, and a replacing
-				// GET replaces nothing.
-				e.Logf("the target is stateless: no replacing GET or DELETE to time")
-				return
-			}
-			e.within(ctx, closeBound(e.Config), "a GET replacing the stalled standalone stream", func(ctx context.Context) {
-				s, err := e.C.OpenGET(ctx, sid, "")
-				if isStatus(err, http.StatusConflict) {
-					e.Logf("the replacing GET got 409 (GET-LIVE-REPLACED is about that); it was not blocked")
+				e.within(ctx, promptBound, "tools/list on another connection of the client", func(ctx context.Context) {
+					e.expectWorks(ctx, e.C, sid)
+				})
+				if sid == "" {
+					// A stateless target: no session to end, and a replacing
+					// GET replaces nothing.
+					e.Logf("the target is stateless: no replacing GET or DELETE to time")
 					return
 				}
-				e.Expect(err).NotTo(HaveOccurred(), "GET replacing the stalled standalone stream")
-				s.Close()
-			})
-			e.within(ctx, closeBound(e.Config), "DELETE of the session", func(ctx context.Context) {
-				del, err := e.C.Delete(ctx, sid)
-				e.Expect(err).NotTo(HaveOccurred(), "DELETE")
-				if del.Status == http.StatusMethodNotAllowed {
-					e.Logf("DELETE got 405: the target does not let clients end sessions; it was not blocked")
-					return
-				}
-				e.Expect(del.Status).To(BeNumerically("~", 250, 50), "DELETE status must be 2xx")
-			})
-		}},
+				e.within(ctx, closeBound(e.Config), "a GET replacing the stalled standalone stream", func(ctx context.Context) {
+					s, err := e.C.OpenGET(ctx, sid, "")
+					if isStatus(err, http.StatusConflict) {
+						e.Logf("the replacing GET got 409 (GET-LIVE-REPLACED is about that); it was not blocked")
+						return
+					}
+					e.Expect(err).NotTo(HaveOccurred(), "GET replacing the stalled standalone stream")
+					s.Close()
+				})
+				e.within(ctx, closeBound(e.Config), "DELETE of the session", func(ctx context.Context) {
+					del, err := e.C.Delete(ctx, sid)
+					e.Expect(err).NotTo(HaveOccurred(), "DELETE")
+					if del.Status == http.StatusMethodNotAllowed {
+						e.Logf("DELETE got 405: the target does not let clients end sessions; it was not blocked")
+						return
+					}
+					e.Expect(del.Status).To(BeNumerically("~", 250, 50), "DELETE status must be 2xx")
+				})
+			}},
 	}
 }
 

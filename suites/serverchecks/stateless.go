@@ -45,7 +45,7 @@ func (tc *Target) inapplicable(ent catalogue.Entry) (report.Cause, string) {
 // --protocol-version 2026-07-28, rather than being skipped there as
 // needing sessions or the initialize handshake.
 func RunsInSessionlessRevision(id string) bool {
-	e, ok := catalogue.Lookup(id)
+	e, ok := lookup(id)
 	return ok && e.Revisions.Has(wire.Revision20260728)
 }
 
@@ -53,6 +53,6 @@ func RunsInSessionlessRevision(id string) bool {
 // that issues session ids, rather than existing in the sessionless
 // revision only.
 func RunsWithSessions(id string) bool {
-	e, ok := catalogue.Lookup(id)
+	e, ok := lookup(id)
 	return ok && e.Revisions.Has(wire.Revision20251125)
 }

@@ -28,7 +28,7 @@ func TestApplicability(t *testing.T) {
 	}
 	for _, tt := range targets {
 		ran := 0
-		for _, e := range catalogue.Of(catalogue.Server) {
+		for _, e := range Entries() {
 			cause, why := tt.tc.inapplicable(e)
 			switch {
 			case tt.runs(e) && cause != "":

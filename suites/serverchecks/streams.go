@@ -30,187 +30,209 @@ const secondGETWait = 3 * minQuiet * 3
 // streamChecks are the streams checks.
 func streamChecks() []def {
 	return []def{
-		{id: "GET-SSE-OR-405", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			req, err := e.C.NewHTTPRequest(ctx, http.MethodGet, sid, nil)
-			e.Expect(err).NotTo(HaveOccurred())
-			resp, err := e.C.HTTP.Do(req)
-			e.Expect(err).NotTo(HaveOccurred())
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusMethodNotAllowed {
-				return
-			}
-			e.Expect(resp.StatusCode).To(Equal(http.StatusOK), "GET with Accept: text/event-stream")
-			mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-			e.Expect(mt).To(Equal(wire.MediaTypeSSE), "Content-Type of the GET stream")
-		}},
-
-		{id: "GET-NO-RESPONSES", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			get := e.openGET(ctx, e.C, sid, "")
-			if e.Config.Has(catalogue.KeyNotifying) {
-				k := e.startNotifying(ctx, e.C, sid, "get-no-responses")
-				e.awaitResponse(ctx, k, k.post)
-			} else {
-				e.plainRequests(ctx, sid) // requests every server answers, with no tool to call
-			}
-			e.expectWorks(ctx, e.C, sid)
-			e.Consistently(quiet(e.Config), func() []wire.Message { return responses(get.Messages()) }).
-				Should(BeEmpty(), "JSON-RPC responses on the standalone GET stream")
-		}},
-
-		{id: "GET-UNRELATED", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			// Only a progress notification with the call's token provably
-			// belongs to the call; other methods may be unrelated logging.
-			if m := e.Config.Tools.Notifying.Method; m != "notifications/progress" {
-				e.Skipf(report.Unobservable, "the profile counts %s, which names no request: which call a notification belongs to cannot be told", m)
-			}
-			sid := e.connect(ctx, e.C)
-			get := e.openGET(ctx, e.C, sid, "")
-			k := e.startNotifying(ctx, e.C, sid, "unrelated")
-			e.awaitResponse(ctx, k, k.post)
-			e.Pause(quiet(e.Config)) // anything sent to the GET stream arrives meanwhile
-			if on := e.notes(get.Messages(), k); len(on) > 0 {
-				e.Failf("%d of the call's notifications came on the standalone GET stream while the call's POST stream was connected (%d came on the POST stream); the GET stream should carry only messages unrelated to running requests: %s",
-					len(on), len(e.notes(k.post.Messages(), k)), strings.Join(on, " "))
-			}
-		}},
-		{id: "MSG-ONE-STREAM", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			get := e.openGET(ctx, e.C, sid, "")
-			e.slowLink() // a fragmenting, late link must not change where messages go
-			k := e.startNotifying(ctx, e.C, sid, "one-stream")
-			e.awaitResponse(ctx, k, k.post)
-			e.Pause(quiet(e.Config)) // anything broadcast to the GET stream arrives meanwhile
-			get.name = "the standalone GET stream"
-			e.expectDelivered(k, k.post, get)
-			e.Expect(responses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
-		}},
-		{id: "MSG-RELATED-STREAM", need: notifyNeed, body: func(ctx context.Context, e *env) { e.relatedStreams(ctx) }},
-
-		{id: "EVT-ID-UNIQUE", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			get := e.openGET(ctx, e.C, sid, "")
-			streams := map[string][]sse.Event{}
-			if e.Config.Has(catalogue.KeyNotifying) {
-				a := e.startNotifying(ctx, e.C, sid, "unique-a")
-				b := e.startNotifying(ctx, e.C, sid, "unique-b")
-				e.awaitResponse(ctx, a, a.post)
-				e.awaitResponse(ctx, b, b.post)
-				streams[a.post.name], streams[b.post.name] = a.post.Events(), b.post.Events()
-			} else {
-				// With no tool to call, the POST streams (if any) of two
-				// requests every server answers.
-				for _, resp := range e.plainRequests(ctx, sid) {
-					streams["POST "+resp.method] = resp.Events
+		{Entry: catalogue.Entry{ID: "GET-SSE-OR-405", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecListening,
+			Summary: "GET with Accept: text/event-stream and a valid session (none on a stateless target) gets text/event-stream or 405."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				req, err := e.C.NewHTTPRequest(ctx, http.MethodGet, sid, nil)
+				e.Expect(err).NotTo(HaveOccurred())
+				resp, err := e.C.HTTP.Do(req)
+				e.Expect(err).NotTo(HaveOccurred())
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusMethodNotAllowed {
+					return
 				}
-			}
-			streams[get.name] = get.Events()
-			ids := map[string]string{}
-			for _, name := range slices.Sorted(maps.Keys(streams)) {
-				for _, ev := range streams[name] {
-					if ev.ID == "" {
-						continue
-					}
-					e.Expect(ids).NotTo(HaveKey(ev.ID), "event id %q on %s was already used on %s", ev.ID, name, ids[ev.ID])
-					ids[ev.ID] = name
+				e.Expect(resp.StatusCode).To(Equal(http.StatusOK), "GET with Accept: text/event-stream")
+				mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+				e.Expect(mt).To(Equal(wire.MediaTypeSSE), "Content-Type of the GET stream")
+			}},
+
+		{Entry: catalogue.Entry{ID: "GET-NO-RESPONSES", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecListening,
+			Summary: "The standalone GET stream never carries a JSON-RPC response."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				get := e.openGET(ctx, e.C, sid, "")
+				if e.Config.Has(catalogue.KeyNotifying) {
+					k := e.startNotifying(ctx, e.C, sid, "get-no-responses")
+					e.awaitResponse(ctx, k, k.post)
+				} else {
+					e.plainRequests(ctx, sid) // requests every server answers, with no tool to call
 				}
-			}
-			if len(ids) == 0 {
-				e.Skip(report.NotOffered, "the target sends no SSE event ids")
-			}
-		}},
+				e.expectWorks(ctx, e.C, sid)
+				e.Consistently(quiet(e.Config), func() []wire.Message { return responses(get.Messages()) }).
+					Should(BeEmpty(), "JSON-RPC responses on the standalone GET stream")
+			}},
 
-		{id: "EVT-REPLAY-STREAM", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			a := e.startNotifying(ctx, e.C, sid, "replay-a")
-			b := e.startNotifying(ctx, e.C, sid, "replay-b")
-			a.post.name = "call A's POST stream (replay-a)"
-			b.post.name = "call B's POST stream (replay-b)"
-			e.awaitPostNotes(ctx, a, 2, b.post)
-			e.awaitPostNotes(ctx, b, 2, a.post)
-			e.needIDs(a.post)
-			e.refresh()
-			resumed := e.resume(ctx, sid, a.post)
-			// Wait for a's response where the target replays it; its absence is
-			// not this check's business, another stream's messages are.
-			e.WaitUntil(2*toolRun(e.Config)+quiet(e.Config), func() bool { _, ok := a.response(resumed.Messages()); return ok })
-			for _, m := range resumed.Messages() {
-				e.Expect(b.isResponse(m) || (e.isNote(m, b) && !e.isNote(m, a))).To(BeFalse(),
-					"resuming stream of %s (call A) replayed a message of call B's stream: %s %s", a.post.LastID(), m.Method, m.ID)
-			}
-		}},
-
-		{id: "EVT-REPLAY-POST", need: func(c *target.Profile) time.Duration { return 2 * notifyNeed(c) }, body: func(ctx context.Context, e *env) {
-			// A client that holds no standalone GET stream and resumes the
-			// stream that broke, as the specification describes: once at
-			// once, before the server may have noticed the cut, and once a
-			// notification interval later, when it has. A session each.
-			every := e.Config.Tools.Notifying.Interval.D()
-			e.replayPOST(ctx, "replay-post-at-once", 0)
-			e.replayPOST(ctx, "replay-post-noticed", every+every/2)
-		}},
-
-		{id: "SSE-PRIMING", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			if !wire.Revision(e.target.ProtocolVersion).HasPriming() {
-				e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
-			}
-			sid := e.connect(ctx, e.C)
-			if e.Config.Has(catalogue.KeyNotifying) {
-				k := e.startNotifying(ctx, e.C, sid, "priming")
+		{Entry: catalogue.Entry{ID: "GET-UNRELATED", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecListening, Needs: []catalogue.Key{catalogue.KeyNotifying},
+			Summary: "A notification of a request whose POST stream is connected does not appear on the standalone GET stream (a SHOULD in every revision from 2025-03-26 to 2025-11-25)."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
+				// Only a progress notification with the call's token provably
+				// belongs to the call; other methods may be unrelated logging.
+				if m := e.Config.Tools.Notifying.Method; m != "notifications/progress" {
+					e.Skipf(report.Unobservable, "the profile counts %s, which names no request: which call a notification belongs to cannot be told", m)
+				}
+				sid := e.connect(ctx, e.C)
+				get := e.openGET(ctx, e.C, sid, "")
+				k := e.startNotifying(ctx, e.C, sid, "unrelated")
 				e.awaitResponse(ctx, k, k.post)
-				first := k.post.Events()[0]
-				e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
-					"the POST stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
-			} else {
-				// With no tool to call, the POST streams of requests every
-				// server answers; one answered with JSON has none to judge.
-				for _, resp := range e.plainRequests(ctx, sid) {
-					if resp.IsSSE && len(resp.Events) > 0 {
-						first := resp.Events[0]
-						e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
-							"the POST stream's first event (%s) must have an id and empty data; got id %q data %q", resp.method, first.ID, first.Data)
+				e.Pause(quiet(e.Config)) // anything sent to the GET stream arrives meanwhile
+				if on := e.notes(get.Messages(), k); len(on) > 0 {
+					e.Failf("%d of the call's notifications came on the standalone GET stream while the call's POST stream was connected (%d came on the POST stream); the GET stream should carry only messages unrelated to running requests: %s",
+						len(on), len(e.notes(k.post.Messages(), k)), strings.Join(on, " "))
+				}
+			}},
+		{Entry: catalogue.Entry{ID: "MSG-ONE-STREAM", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecMultiple, Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"TOOL-AS-DECLARED"},
+			Summary: "Each message goes to exactly one connected stream: no broadcast across GET and POST streams."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				get := e.openGET(ctx, e.C, sid, "")
+				e.slowLink() // a fragmenting, late link must not change where messages go
+				k := e.startNotifying(ctx, e.C, sid, "one-stream")
+				e.awaitResponse(ctx, k, k.post)
+				e.Pause(quiet(e.Config)) // anything broadcast to the GET stream arrives meanwhile
+				get.name = "the standalone GET stream"
+				e.expectDelivered(k, k.post, get)
+				e.Expect(responses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
+			}},
+		{Entry: catalogue.Entry{ID: "MSG-RELATED-STREAM", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecSending, Needs: []catalogue.Key{catalogue.KeyNotifying},
+			Summary: "A POST stream carries only its own request's progress notifications, not those of another call running in the session (or, on a stateless target, at the same time) (\"These messages SHOULD relate to the originating client request.\")."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) { e.relatedStreams(ctx) }},
+
+		{Entry: catalogue.Entry{ID: "EVT-ID-UNIQUE", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecResumability,
+			Summary: "SSE event ids are unique across all streams of the session."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				get := e.openGET(ctx, e.C, sid, "")
+				streams := map[string][]sse.Event{}
+				if e.Config.Has(catalogue.KeyNotifying) {
+					a := e.startNotifying(ctx, e.C, sid, "unique-a")
+					b := e.startNotifying(ctx, e.C, sid, "unique-b")
+					e.awaitResponse(ctx, a, a.post)
+					e.awaitResponse(ctx, b, b.post)
+					streams[a.post.name], streams[b.post.name] = a.post.Events(), b.post.Events()
+				} else {
+					// With no tool to call, the POST streams (if any) of two
+					// requests every server answers.
+					for _, resp := range e.plainRequests(ctx, sid) {
+						streams["POST "+resp.method] = resp.Events
 					}
 				}
-			}
-			// The SHOULD sits under "Sending Messages to the Server": it is
-			// about the streams a POST opens. The standalone GET stream's
-			// priming is GET-PRIMED, a resilience expectation.
-		}},
+				streams[get.name] = get.Events()
+				ids := map[string]string{}
+				for _, name := range slices.Sorted(maps.Keys(streams)) {
+					for _, ev := range streams[name] {
+						if ev.ID == "" {
+							continue
+						}
+						e.Expect(ids).NotTo(HaveKey(ev.ID), "event id %q on %s was already used on %s", ev.ID, name, ids[ev.ID])
+						ids[ev.ID] = name
+					}
+				}
+				if len(ids) == 0 {
+					e.Skip(report.NotOffered, "the target sends no SSE event ids")
+				}
+			}},
 
-		{id: "SSE-RETRY-FIELD", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			first := e.openGET(ctx, e.C, sid, "")
-			second, err := e.C.OpenGET(ctx, sid, "")
-			if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusConflict {
-				e.Skip(report.NotOffered, "the target refuses a second GET stream with 409, so it closes none on purpose here")
-			}
-			e.Expect(err).NotTo(HaveOccurred(), "second GET stream")
-			e.collect("second GET", second)
-			if !e.WaitUntil(secondGETWait, first.Ended) {
-				e.Skip(report.Unobservable, "the target kept the first GET stream open after a second one; no server-initiated close to inspect")
-			}
-			retry := false
-			for _, ev := range first.Events() {
-				retry = retry || ev.HasRetry
-			}
-			e.Expect(retry).To(BeTrue(), "the server closed the first GET stream without sending a retry field first")
-		}},
+		{Entry: catalogue.Entry{ID: "EVT-REPLAY-STREAM", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecResumability, Needs: []catalogue.Key{catalogue.KeyNotifying},
+			Summary: "GET with Last-Event-ID replays only messages of the stream that id belongs to."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				a := e.startNotifying(ctx, e.C, sid, "replay-a")
+				b := e.startNotifying(ctx, e.C, sid, "replay-b")
+				a.post.name = "call A's POST stream (replay-a)"
+				b.post.name = "call B's POST stream (replay-b)"
+				e.awaitPostNotes(ctx, a, 2, b.post)
+				e.awaitPostNotes(ctx, b, 2, a.post)
+				e.needIDs(a.post)
+				e.refresh()
+				resumed := e.resume(ctx, sid, a.post)
+				// Wait for a's response where the target replays it; its absence is
+				// not this check's business, another stream's messages are.
+				e.WaitUntil(2*toolRun(e.Config)+quiet(e.Config), func() bool { _, ok := a.response(resumed.Messages()); return ok })
+				for _, m := range resumed.Messages() {
+					e.Expect(b.isResponse(m) || (e.isNote(m, b) && !e.isNote(m, a))).To(BeFalse(),
+						"resuming stream of %s (call A) replayed a message of call B's stream: %s %s", a.post.LastID(), m.Method, m.ID)
+				}
+			}},
 
-		{id: "DISCONNECT-NOT-CANCEL", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			k := e.startNotifying(ctx, e.C, sid, "not-cancel")
-			e.awaitPostNotes(ctx, k, 1)
-			e.needIDs(k.post)
-			e.reset()
-			m := e.resumedResponse(ctx, sid, k)
-			if b := e.baseline(); m.Error != nil && b.erred() {
-				e.Inconclusivef("the call ended with %v after its stream was dropped; but %s, so the error cannot be blamed on the drop", m.Error, b.Shortfall())
-			}
-			e.Expect(m.Error).To(BeNil(), "the call ended with an error after its stream was dropped")
-			_, err := wire.ResultText(m.Result)
-			e.Expect(err).NotTo(HaveOccurred(), "the call's result after its stream was dropped")
-		}, reset: true},
+		{Entry: catalogue.Entry{ID: "EVT-REPLAY-POST", Level: catalogue.May, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecResumability, Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"TOOL-AS-DECLARED"},
+			Summary: "A POST stream cut before its response resumes by GET with Last-Event-ID: missed notifications, then the response."},
+			need: func(c *target.Profile) time.Duration { return 2 * notifyNeed(c) }, body: func(ctx context.Context, e *env) {
+				// A client that holds no standalone GET stream and resumes the
+				// stream that broke, as the specification describes: once at
+				// once, before the server may have noticed the cut, and once a
+				// notification interval later, when it has. A session each.
+				every := e.Config.Tools.Notifying.Interval.D()
+				e.replayPOST(ctx, "replay-post-at-once", 0)
+				e.replayPOST(ctx, "replay-post-noticed", every+every/2)
+			}},
+
+		{Entry: catalogue.Entry{ID: "SSE-PRIMING", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecSending,
+			Summary: "An SSE stream that a POST opens starts with an event that has an id and empty data."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
+				if !wire.Revision(e.target.ProtocolVersion).HasPriming() {
+					e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
+				}
+				sid := e.connect(ctx, e.C)
+				if e.Config.Has(catalogue.KeyNotifying) {
+					k := e.startNotifying(ctx, e.C, sid, "priming")
+					e.awaitResponse(ctx, k, k.post)
+					first := k.post.Events()[0]
+					e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+						"the POST stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
+				} else {
+					// With no tool to call, the POST streams of requests every
+					// server answers; one answered with JSON has none to judge.
+					for _, resp := range e.plainRequests(ctx, sid) {
+						if resp.IsSSE && len(resp.Events) > 0 {
+							first := resp.Events[0]
+							e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+								"the POST stream's first event (%s) must have an id and empty data; got id %q data %q", resp.method, first.ID, first.Data)
+						}
+					}
+				}
+				// The SHOULD sits under "Sending Messages to the Server": it is
+				// about the streams a POST opens. The standalone GET stream's
+				// priming is GET-PRIMED, a resilience expectation.
+			}},
+
+		{Entry: catalogue.Entry{ID: "SSE-RETRY-FIELD", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecSending,
+			Summary: "A server that closes an SSE connection on purpose sends a retry field first."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				first := e.openGET(ctx, e.C, sid, "")
+				second, err := e.C.OpenGET(ctx, sid, "")
+				if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusConflict {
+					e.Skip(report.NotOffered, "the target refuses a second GET stream with 409, so it closes none on purpose here")
+				}
+				e.Expect(err).NotTo(HaveOccurred(), "second GET stream")
+				e.collect("second GET", second)
+				if !e.WaitUntil(secondGETWait, first.Ended) {
+					e.Skip(report.Unobservable, "the target kept the first GET stream open after a second one; no server-initiated close to inspect")
+				}
+				retry := false
+				for _, ev := range first.Events() {
+					retry = retry || ev.HasRetry
+				}
+				e.Expect(retry).To(BeTrue(), "the server closed the first GET stream without sending a retry field first")
+			}},
+
+		{Entry: catalogue.Entry{ID: "DISCONNECT-NOT-CANCEL", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecCancellation, Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"TOOL-AS-DECLARED", "EVT-REPLAY-POST"},
+			Summary: "Dropping a POST stream does not cancel the request: it completes and its result is reachable by resumption."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				k := e.startNotifying(ctx, e.C, sid, "not-cancel")
+				e.awaitPostNotes(ctx, k, 1)
+				e.needIDs(k.post)
+				e.reset()
+				m := e.resumedResponse(ctx, sid, k)
+				if b := e.baseline(); m.Error != nil && b.erred() {
+					e.Inconclusivef("the call ended with %v after its stream was dropped; but %s, so the error cannot be blamed on the drop", m.Error, b.Shortfall())
+				}
+				e.Expect(m.Error).To(BeNil(), "the call ended with an error after its stream was dropped")
+				_, err := wire.ResultText(m.Result)
+				e.Expect(err).NotTo(HaveOccurred(), "the call's result after its stream was dropped")
+			}, reset: true},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
@@ -19,85 +20,95 @@ const replacedGETWait = 5 * time.Second
 // streamResilienceChecks are the stream resilience checks.
 func streamResilienceChecks() []def {
 	return []def{
-		{id: baselineID, need: notifyNeed, body: func(ctx context.Context, e *env) { e.asDeclared(ctx) }},
+		{Entry: toolAsDeclared, need: notifyNeed, body: func(ctx context.Context, e *env) { e.asDeclared(ctx) }},
 
-		{id: "GET-STALE-REPLACED", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			e.openGET(ctx, e.C, sid, "")
-			e.freeze()
-			s, err := e.C.OpenGET(ctx, sid, "")
-			e.Expect(err).NotTo(HaveOccurred(), "a new GET while the previous GET connection is half-open")
-			e.collect("second GET", s)
-			e.Expect(s.Resp.StatusCode).To(Equal(http.StatusOK))
-		}},
+		{Entry: catalogue.Entry{ID: "GET-STALE-REPLACED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "stale-get-replacement",
+			Summary: "A new GET while the previous GET connection is half-open is accepted (200), never 409."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				e.openGET(ctx, e.C, sid, "")
+				e.freeze()
+				s, err := e.C.OpenGET(ctx, sid, "")
+				e.Expect(err).NotTo(HaveOccurred(), "a new GET while the previous GET connection is half-open")
+				e.collect("second GET", s)
+				e.Expect(s.Resp.StatusCode).To(Equal(http.StatusOK))
+			}},
 
-		{id: "GET-LIVE-REPLACED", body: func(ctx context.Context, e *env) {
-			sid := e.connect(ctx, e.C)
-			first := e.openGET(ctx, e.C, sid, "")
-			s, err := e.C.OpenGET(ctx, sid, "")
-			e.Expect(err).NotTo(HaveOccurred(), "a new GET while the previous one is connected")
-			e.collect("second GET", s)
-			e.Expect(e.WaitUntil(replacedGETWait, first.Ended)).To(BeTrue(),
-				"the first GET stream was still open %v after a second one replaced it", replacedGETWait)
-		}},
+		{Entry: catalogue.Entry{ID: "GET-LIVE-REPLACED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "stale-get-replacement",
+			Summary: "A new GET while the previous one is connected is accepted and the old one is closed."},
+			body: func(ctx context.Context, e *env) {
+				sid := e.connect(ctx, e.C)
+				first := e.openGET(ctx, e.C, sid, "")
+				s, err := e.C.OpenGET(ctx, sid, "")
+				e.Expect(err).NotTo(HaveOccurred(), "a new GET while the previous one is connected")
+				e.collect("second GET", s)
+				e.Expect(e.WaitUntil(replacedGETWait, first.Ended)).To(BeTrue(),
+					"the first GET stream was still open %v after a second one replaced it", replacedGETWait)
+			}},
 
-		{id: "GET-PRIMED", body: func(ctx context.Context, e *env) {
-			if !wire.Revision(e.target.ProtocolVersion).HasPriming() {
-				e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
-			}
-			sid := e.connect(ctx, e.C)
-			get := e.openGET(ctx, e.C, sid, "")
-			e.Expect(e.WaitUntil(primingWait, func() bool { return len(get.Events()) > 0 })).To(BeTrue(),
-				"no event on the standalone GET stream within %v: without a priming event a client cut before the first message has no id to resume from "+
-					"(a resilience expectation; the specification asks it of POST streams only)", primingWait)
-			first := get.Events()[0]
-			e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
-				"the GET stream's first event has id %q and data %q, not an id and empty data: a client cut before the first message has no id to resume from "+
-					"(a resilience expectation; the specification asks it of POST streams only)", first.ID, first.Data)
-		}},
-
-		{id: "REDIRECT-ORPHANED", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			sid, k, first, get := e.orphan(ctx)
-			want := e.wantNotes()
-			e.WaitUntil(toolRun(e.Config)+quiet(e.Config), func() bool { return e.countNotes(k, first, k.post, get) >= want })
-			// A notification the server wrote to the POST connection before it
-			// noticed the cut went to a dead socket; the client gets it back
-			// by resuming that stream, at once (before the server's replay
-			// window closes). Counted too, so only a notification that no
-			// stream of the client can reach is a loss.
-			streams := []*collector{first, k.post, get}
-			resumeFailed := ""
-			if e.countNotes(k, streams...) < want && k.post.LastID() != "" {
-				if resumed, err := e.resumeAsClient(ctx, sid, k.post, "the POST stream resumed"); err == nil {
-					e.WaitUntil(toolRun(e.Config), func() bool { _, ok := k.response(resumed.Messages()); return ok })
-					streams = append(streams, resumed)
-				} else {
-					resumeFailed = fmt.Sprintf("; resuming the POST stream from %s failed: %v", k.post.LastID(), err)
+		{Entry: catalogue.Entry{ID: "GET-PRIMED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "resumable-standalone-stream",
+			Summary: "A standalone GET stream starts with a priming event (an id and empty data), so a client cut before the first message can resume it."},
+			body: func(ctx context.Context, e *env) {
+				if !wire.Revision(e.target.ProtocolVersion).HasPriming() {
+					e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
 				}
-			}
-			e.Pause(quiet(e.Config))
-			e.expectRedirected(k, get, streams, func() string {
-				why := "they were not redirected"
-				if ended := e.endedEarly(k, streams...); ended != "" {
-					why = ended
-				}
-				return "no notification of the call on the GET stream opened after the refresh: " + why + "; " + e.byStream(k, streams...) + resumeFailed
-			})
-			e.expectDeliveredSaying(k, resumeFailed, streams...)
-		}},
+				sid := e.connect(ctx, e.C)
+				get := e.openGET(ctx, e.C, sid, "")
+				e.Expect(e.WaitUntil(primingWait, func() bool { return len(get.Events()) > 0 })).To(BeTrue(),
+					"no event on the standalone GET stream within %v: without a priming event a client cut before the first message has no id to resume from "+
+						"(a resilience expectation; the specification asks it of POST streams only)", primingWait)
+				first := get.Events()[0]
+				e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+					"the GET stream's first event has id %q and data %q, not an id and empty data: a client cut before the first message has no id to resume from "+
+						"(a resilience expectation; the specification asks it of POST streams only)", first.ID, first.Data)
+			}},
 
-		{id: "REDIRECT-NO-RESPONSE", need: notifyNeed, body: func(ctx context.Context, e *env) {
-			sid, k, first, get := e.orphan(ctx)
-			want := e.wantNotes()
-			e.WaitUntil(2*toolRun(e.Config), func() bool { return e.countNotes(k, first, k.post, get) >= want })
-			e.Pause(quiet(e.Config))
-			for _, m := range get.Messages() {
-				e.Expect(k.isResponse(m)).To(BeFalse(), "the orphaned request's response was sent on the standalone GET stream")
-			}
-			e.needIDs(k.post)
-			resumed := e.resume(ctx, sid, k.post)
-			e.awaitResponse(ctx, k, resumed)
-		}},
+		{Entry: catalogue.Entry{ID: "REDIRECT-ORPHANED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "orphaned-notification-redirect", Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"TOOL-AS-DECLARED"},
+			Summary: "Notifications of a request whose POST stream died arrive on the standalone GET stream, in order, none lost."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
+				sid, k, first, get := e.orphan(ctx)
+				want := e.wantNotes()
+				e.WaitUntil(toolRun(e.Config)+quiet(e.Config), func() bool { return e.countNotes(k, first, k.post, get) >= want })
+				// A notification the server wrote to the POST connection before it
+				// noticed the cut went to a dead socket; the client gets it back
+				// by resuming that stream, at once (before the server's replay
+				// window closes). Counted too, so only a notification that no
+				// stream of the client can reach is a loss.
+				streams := []*collector{first, k.post, get}
+				resumeFailed := ""
+				if e.countNotes(k, streams...) < want && k.post.LastID() != "" {
+					if resumed, err := e.resumeAsClient(ctx, sid, k.post, "the POST stream resumed"); err == nil {
+						e.WaitUntil(toolRun(e.Config), func() bool { _, ok := k.response(resumed.Messages()); return ok })
+						streams = append(streams, resumed)
+					} else {
+						resumeFailed = fmt.Sprintf("; resuming the POST stream from %s failed: %v", k.post.LastID(), err)
+					}
+				}
+				e.Pause(quiet(e.Config))
+				e.expectRedirected(k, get, streams, func() string {
+					why := "they were not redirected"
+					if ended := e.endedEarly(k, streams...); ended != "" {
+						why = ended
+					}
+					return "no notification of the call on the GET stream opened after the refresh: " + why + "; " + e.byStream(k, streams...) + resumeFailed
+				})
+				e.expectDeliveredSaying(k, resumeFailed, streams...)
+			}},
+
+		{Entry: catalogue.Entry{ID: "REDIRECT-NO-RESPONSE", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "orphaned-notification-redirect", Needs: []catalogue.Key{catalogue.KeyNotifying}, ResumeRequired: true, DependsOn: []string{"TOOL-AS-DECLARED", "EVT-REPLAY-POST"},
+			Summary: "The response of such a request is not sent on the GET stream; resuming its POST stream yields it."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
+				sid, k, first, get := e.orphan(ctx)
+				want := e.wantNotes()
+				e.WaitUntil(2*toolRun(e.Config), func() bool { return e.countNotes(k, first, k.post, get) >= want })
+				e.Pause(quiet(e.Config))
+				for _, m := range get.Messages() {
+					e.Expect(k.isResponse(m)).To(BeFalse(), "the orphaned request's response was sent on the standalone GET stream")
+				}
+				e.needIDs(k.post)
+				resumed := e.resume(ctx, sid, k.post)
+				e.awaitResponse(ctx, k, resumed)
+			}},
 	}
 }
 

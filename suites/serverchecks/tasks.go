@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/target"
 )
@@ -276,185 +277,205 @@ func (e *env) taskMethods() []string {
 // taskChecks are the tasks checks (2025-11-25 tasks utility).
 func taskChecks() []def {
 	return []def{
-		{id: "TASK-CREATE-FAST", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.taskSession(ctx, e.C)
-			run := taskRun(e.Config)
-			tk, took := e.createTask(ctx, e.C, sid, 0)
-			e.Expect(took).To(BeNumerically("<", run), "CreateTaskResult took %v; the task runs about %v, so the answer waited on the work", took, run)
-			e.Expect(tk.terminal()).To(BeFalse(), "the CreateTaskResult's task is already %s", tk.Status)
-		}},
+		{Entry: catalogue.Entry{ID: "TASK-CREATE-FAST", Level: catalogue.Should, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#creating-tasks", Needs: []catalogue.Key{catalogue.KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
+			Summary: "A tools/call with params.task answers a CreateTaskResult (a task working) at once, long before the tool would have finished."},
+			need: taskNeed, body: func(ctx context.Context, e *env) {
+				sid := e.taskSession(ctx, e.C)
+				run := taskRun(e.Config)
+				tk, took := e.createTask(ctx, e.C, sid, 0)
+				e.Expect(took).To(BeNumerically("<", run), "CreateTaskResult took %v; the task runs about %v, so the answer waited on the work", took, run)
+				e.Expect(tk.terminal()).To(BeFalse(), "the CreateTaskResult's task is already %s", tk.Status)
+			}},
 
-		{id: "TASK-DURABLE-CREATE", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.taskSession(ctx, e.C)
-			other := e.ownClient() // its own connection, ready before the task exists
-			e.readyForTask(ctx, other, sid, "")
-			// Every other replica too: a store that is only eventually
-			// consistent must be waited on before the answer.
-			var replicas []*wire.Client
-			if len(e.target.Replicas) > 0 {
-				replicas = e.replicas()[1:]
-			}
-			for i, c := range replicas {
-				e.readyForTask(ctx, c, sid, replicaName(i+1))
-			}
-			tk, _ := e.createTask(ctx, e.C, sid, 0)
-			got := e.taskOf(e.taskRPC(ctx, other, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get on another connection right after the CreateTaskResult")
-			e.Expect(got.TaskID).To(Equal(tk.TaskID))
-			e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s right after its creation", tk.TaskID)
-			for i, c := range replicas {
-				name := replicaName(i + 1)
-				m := e.taskRPC(ctx, c, sid, "tasks/get", tk.TaskID, promptBound)
-				if m.Error != nil && m.Error.Code == codeInvalidParams {
-					e.Failf("tasks/get on replica %s right after replica A's CreateTaskResult does not find task %s (%d %q): replica A answered before the task was where every replica reads it",
-						name, tk.TaskID, m.Error.Code, m.Error.Message)
+		{Entry: catalogue.Entry{ID: "TASK-DURABLE-CREATE", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecExtTasks + "#task-creation", Needs: []catalogue.Key{catalogue.KeyTask},
+			Summary: "A tasks/get on another connection and session sent right after the CreateTaskResult arrives resolves the task; with --replica-url, on every other replica too (\"A server MUST NOT return CreateTaskResult until the task is durably created\", \"until a tasks/get for the returned taskId would resolve\"; \"In eventually-consistent environments, the server MUST wait for consistency before responding\")."},
+			need: taskNeed, body: func(ctx context.Context, e *env) {
+				sid := e.taskSession(ctx, e.C)
+				other := e.ownClient() // its own connection, ready before the task exists
+				e.readyForTask(ctx, other, sid, "")
+				// Every other replica too: a store that is only eventually
+				// consistent must be waited on before the answer.
+				var replicas []*wire.Client
+				if len(e.target.Replicas) > 0 {
+					replicas = e.replicas()[1:]
 				}
-				got := e.taskOf(m, "tasks/get on replica "+name+" right after replica A's CreateTaskResult")
-				e.Expect(got.TaskID).To(Equal(tk.TaskID), "tasks/get on replica %s", name)
-				e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s on replica %s right after its creation", tk.TaskID, name)
-			}
-		}},
-
-		{id: "TASK-SURVIVES-CUT", need: taskNeed, body: func(ctx context.Context, e *env) {
-			e.needProxy()
-			sid := e.taskSession(ctx, e.C)
-			tk, _ := e.createTask(ctx, e.C, sid, 0)
-			var wg sync.WaitGroup
-			defer wg.Wait()
-			wctx, stop := context.WithCancel(ctx)
-			defer stop()
-			if !e.modern() { // the extension has no waiting request: the cut hits the client's connections
-				wg.Go(func() { _, _ = e.C.Call(wctx, sid, "tasks/result", map[string]any{"taskId": tk.TaskID}) })
-			}
-			e.Pause(taskRun(e.Config) / 3) // tasks/result is waiting
-			e.refresh()
-			stop()
-			wg.Wait()
-			got := e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get after the cut")
-			e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s after its tasks/result connection was cut", tk.TaskID)
-			e.taskResult(ctx, e.C, sid, tk.TaskID)
-			got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get after the result")
-			e.Expect(got.Status).To(Equal("completed"), "task %s after tasks/result answered", tk.TaskID)
-		}},
-
-		{id: "TASK-RESULT-REPEATABLE", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.taskSession(ctx, e.C)
-			tk, _ := e.createTask(ctx, e.C, sid, 0)
-			first := e.taskResult(ctx, e.C, sid, tk.TaskID)
-			second := e.taskResult(ctx, e.C, sid, tk.TaskID)
-			e.Expect(reflect.DeepEqual(first, second)).To(BeTrue(), "the second tasks/result differs from the first:\n%v\n%v", second, first)
-			e.tr.CloseIdleConnections() // a reconnect: the next request opens a new connection
-			third := e.taskResult(ctx, e.ownClient(), sid, tk.TaskID)
-			e.Expect(reflect.DeepEqual(first, third)).To(BeTrue(), "tasks/result after a reconnect differs from the first:\n%v\n%v", third, first)
-		}},
-
-		{id: "TASK-SURVIVES-REFRESH", need: taskNeed, body: func(ctx context.Context, e *env) {
-			e.needProxy()
-			old := e.taskSession(ctx, e.C)
-			tk, _ := e.createTask(ctx, e.C, old, 0)
-			e.Pause(taskRun(e.Config) / 4) // the refresh comes while the task works
-			e.refresh()
-			sid := e.taskSession(ctx, e.C) // the reloaded page initializes again, same login
-			m := e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound)
-			if m.Error != nil && m.Error.Code == codeInvalidParams {
-				if o := e.taskRPC(ctx, e.C, old, "tasks/get", tk.TaskID, promptBound); o.Error == nil {
-					e.Failf("task %s is reachable only from the session that created it (new session: %q): the target scopes tasks to the session, so a refreshed client that initializes again loses its task; the spec binds tasks to the authorization context", tk.TaskID, m.Error.Message)
+				for i, c := range replicas {
+					e.readyForTask(ctx, c, sid, replicaName(i+1))
 				}
-			}
-			got := e.taskOf(m, "tasks/get from the new session")
-			e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s after the refresh", tk.TaskID)
-			e.taskResult(ctx, e.C, sid, tk.TaskID)
-		}},
-
-		{id: "TASK-PRINCIPAL-BOUND", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.taskSession(ctx, e.C)
-			tk, _ := e.createTask(ctx, e.C, sid, 0)
-			other := e.as(1)
-			osid := e.taskSession(ctx, other)
-			for _, method := range e.taskMethods() {
-				e.expectRefused(e.taskRPC(ctx, other, osid, method, tk.TaskID, promptBound), method+" by "+e.principal(1)+" of "+e.principal(0)+"'s task")
-			}
-			if e.modern() {
-				e.taskResult(ctx, e.C, sid, tk.TaskID)
-				return
-			}
-			lm := e.rpc(ctx, other, osid, "tasks/list", map[string]any{})
-			if lm.Error == nil {
-				var list struct {
-					Tasks []taskState `json:"tasks"`
-				}
-				e.Expect(json.Unmarshal(lm.Result, &list)).To(Succeed(), "tasks/list")
-				for _, t := range list.Tasks {
-					e.Expect(t.TaskID).NotTo(Equal(tk.TaskID), "%s's tasks/list shows %s's task", e.principal(1), e.principal(0))
-				}
-			} else {
-				e.Logf("tasks/list by %s: error %d %s", e.principal(1), lm.Error.Code, lm.Error.Message)
-			}
-			// The owner's result shows the other's cancel did not take.
-			e.taskResult(ctx, e.C, sid, tk.TaskID)
-		}},
-
-		{id: "TASK-UNKNOWN-ID", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.taskSession(ctx, e.C)
-			// One id shaped like many servers' own, one like none.
-			for _, unknown := range []string{rand.Text(), "unknown-task-" + rand.Text()} {
-				for _, method := range e.taskMethods() {
-					m := e.taskRPC(ctx, e.C, sid, method, unknown, promptBound)
-					if e.modern() && method == "tasks/cancel" && m.Error == nil {
-						// The extension: "Servers SHOULD return this error for
-						// tasks/update and tasks/cancel"; only tasks/get's is a MUST.
-						e.Logf("tasks/cancel of unknown task id %s was acknowledged; the extension asks for -32602 (a SHOULD)", unknown)
-						continue
+				tk, _ := e.createTask(ctx, e.C, sid, 0)
+				got := e.taskOf(e.taskRPC(ctx, other, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get on another connection right after the CreateTaskResult")
+				e.Expect(got.TaskID).To(Equal(tk.TaskID))
+				e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s right after its creation", tk.TaskID)
+				for i, c := range replicas {
+					name := replicaName(i + 1)
+					m := e.taskRPC(ctx, c, sid, "tasks/get", tk.TaskID, promptBound)
+					if m.Error != nil && m.Error.Code == codeInvalidParams {
+						e.Failf("tasks/get on replica %s right after replica A's CreateTaskResult does not find task %s (%d %q): replica A answered before the task was where every replica reads it",
+							name, tk.TaskID, m.Error.Code, m.Error.Message)
 					}
-					e.expectRefused(m, method+" of unknown task id "+unknown)
+					got := e.taskOf(m, "tasks/get on replica "+name+" right after replica A's CreateTaskResult")
+					e.Expect(got.TaskID).To(Equal(tk.TaskID), "tasks/get on replica %s", name)
+					e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s on replica %s right after its creation", tk.TaskID, name)
 				}
-			}
-		}},
+			}},
 
-		{id: "TASK-CANCEL-TERMINAL", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.taskSession(ctx, e.C)
-			done, _ := e.createTask(ctx, e.C, sid, 0)
-			e.taskResult(ctx, e.C, sid, done.TaskID)
-			if m := e.taskRPC(ctx, e.C, sid, "tasks/cancel", done.TaskID, promptBound); e.modern() {
-				e.Expect(m.Error).To(BeNil(), "tasks/cancel of completed task %s: the extension's cancel is idempotent, an acknowledgement", done.TaskID)
-			} else {
-				e.expectRefused(m, "tasks/cancel of completed task "+done.TaskID)
-			}
-			got := e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", done.TaskID, promptBound), "tasks/get after the refused cancel")
-			e.Expect(got.Status).To(Equal("completed"), "completed task %s after a tasks/cancel", done.TaskID)
+		{Entry: catalogue.Entry{ID: "TASK-SURVIVES-CUT", Level: catalogue.Should, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#transport-considerations", Needs: []catalogue.Key{catalogue.KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
+			Summary: "Cutting every connection while tasks/result waits does not cancel the task: it completes and its result is retrievable."},
+			need: taskNeed, body: func(ctx context.Context, e *env) {
+				e.needProxy()
+				sid := e.taskSession(ctx, e.C)
+				tk, _ := e.createTask(ctx, e.C, sid, 0)
+				var wg sync.WaitGroup
+				defer wg.Wait()
+				wctx, stop := context.WithCancel(ctx)
+				defer stop()
+				if !e.modern() { // the extension has no waiting request: the cut hits the client's connections
+					wg.Go(func() { _, _ = e.C.Call(wctx, sid, "tasks/result", map[string]any{"taskId": tk.TaskID}) })
+				}
+				e.Pause(taskRun(e.Config) / 3) // tasks/result is waiting
+				e.refresh()
+				stop()
+				wg.Wait()
+				got := e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get after the cut")
+				e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s after its tasks/result connection was cut", tk.TaskID)
+				e.taskResult(ctx, e.C, sid, tk.TaskID)
+				got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound), "tasks/get after the result")
+				e.Expect(got.Status).To(Equal("completed"), "task %s after tasks/result answered", tk.TaskID)
+			}},
 
-			working, _ := e.createTask(ctx, e.C, sid, 0)
-			if m := e.taskRPC(ctx, e.C, sid, "tasks/cancel", working.TaskID, promptBound); e.modern() {
-				e.Expect(m.Error).To(BeNil(), "tasks/cancel of a working task")
-				e.Pause(e.pollOf(working.TaskID))
-				got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", working.TaskID, promptBound), "tasks/get after tasks/cancel")
-				e.Expect(got.Status).To(Equal("cancelled"), "the task after tasks/cancel was acknowledged")
-			} else {
-				got = e.taskOf(m, "tasks/cancel of a working task")
-				e.Expect(got.Status).To(Equal("cancelled"), "tasks/cancel answers the task, cancelled")
-			}
-			e.Pause(taskRun(e.Config)) // past the end the work would have had
-			got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", working.TaskID, promptBound), "tasks/get of the cancelled task")
-			e.Expect(got.Status).To(Equal("cancelled"), "cancelled task %s later", working.TaskID)
-		}},
+		{Entry: catalogue.Entry{ID: "TASK-RESULT-REPEATABLE", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#retrieving-task-results", Needs: []catalogue.Key{catalogue.KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
+			Summary: "tasks/result of a completed task answers the same result twice, and again after a reconnect, with the related-task _meta naming it."},
+			need: taskNeed, body: func(ctx context.Context, e *env) {
+				sid := e.taskSession(ctx, e.C)
+				tk, _ := e.createTask(ctx, e.C, sid, 0)
+				first := e.taskResult(ctx, e.C, sid, tk.TaskID)
+				second := e.taskResult(ctx, e.C, sid, tk.TaskID)
+				e.Expect(reflect.DeepEqual(first, second)).To(BeTrue(), "the second tasks/result differs from the first:\n%v\n%v", second, first)
+				e.tr.CloseIdleConnections() // a reconnect: the next request opens a new connection
+				third := e.taskResult(ctx, e.ownClient(), sid, tk.TaskID)
+				e.Expect(reflect.DeepEqual(first, third)).To(BeTrue(), "tasks/result after a reconnect differs from the first:\n%v\n%v", third, first)
+			}},
 
-		{id: "TASK-TTL-KEPT", need: ttlNeed, body: func(ctx context.Context, e *env) { e.ttlKept(ctx) }},
+		{Entry: catalogue.Entry{ID: "TASK-SURVIVES-REFRESH", Level: catalogue.Res, Section: "tasks", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "tasks-bound-to-the-principal", Needs: []catalogue.Key{catalogue.KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
+			Summary: "After a refresh (every connection cut, the session abandoned) the same principal reaches the task from a new session; a session-scoped task store fails."},
+			need: taskNeed, body: func(ctx context.Context, e *env) {
+				e.needProxy()
+				old := e.taskSession(ctx, e.C)
+				tk, _ := e.createTask(ctx, e.C, old, 0)
+				e.Pause(taskRun(e.Config) / 4) // the refresh comes while the task works
+				e.refresh()
+				sid := e.taskSession(ctx, e.C) // the reloaded page initializes again, same login
+				m := e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound)
+				if m.Error != nil && m.Error.Code == codeInvalidParams {
+					if o := e.taskRPC(ctx, e.C, old, "tasks/get", tk.TaskID, promptBound); o.Error == nil {
+						e.Failf("task %s is reachable only from the session that created it (new session: %q): the target scopes tasks to the session, so a refreshed client that initializes again loses its task; the spec binds tasks to the authorization context", tk.TaskID, m.Error.Message)
+					}
+				}
+				got := e.taskOf(m, "tasks/get from the new session")
+				e.Expect(got.Status).NotTo(BeElementOf("failed", "cancelled"), "task %s after the refresh", tk.TaskID)
+				e.taskResult(ctx, e.C, sid, tk.TaskID)
+			}},
 
-		{id: "TASK-RESTART", need: taskNeed, body: func(ctx context.Context, e *env) {
-			sid := e.taskSession(ctx, e.C)
-			tk, _ := e.createTask(ctx, e.C, sid, 0)
-			e.Logf("!! F-RESTART: restarting the target")
-			e.Expect(e.target.Restart(ctx)).To(Succeed(), "restart the target")
-			e.tr.CloseIdleConnections()
-			nsid := e.taskSession(ctx, e.C)
-			m := e.taskRPC(ctx, e.C, nsid, "tasks/get", tk.TaskID, promptBound)
-			if m.Error != nil {
-				e.expectRefused(m, "tasks/get after the restart of task "+tk.TaskID+" made before")
-				e.Logf("the task did not survive the restart (-32602): the task store is not durable")
-			} else {
-				e.Logf("task %s survived the restart: %s", tk.TaskID, e.taskOf(m, "tasks/get after the restart").Status)
-			}
-			next, _ := e.createTask(ctx, e.C, nsid, 0)
-			e.taskResult(ctx, e.C, nsid, next.TaskID)
-		}},
+		{Entry: catalogue.Entry{ID: "TASK-PRINCIPAL-BOUND", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#security-considerations", Needs: []catalogue.Key{catalogue.KeyTask, catalogue.KeyPrincipals}, DependsOn: []string{"TASK-DURABLE-CREATE"},
+			Summary: "Another principal gets -32602 for tasks/get, tasks/result and tasks/cancel of the task, and its tasks/list does not show it."},
+			need: taskNeed, body: func(ctx context.Context, e *env) {
+				sid := e.taskSession(ctx, e.C)
+				tk, _ := e.createTask(ctx, e.C, sid, 0)
+				other := e.as(1)
+				osid := e.taskSession(ctx, other)
+				for _, method := range e.taskMethods() {
+					e.expectRefused(e.taskRPC(ctx, other, osid, method, tk.TaskID, promptBound), method+" by "+e.principal(1)+" of "+e.principal(0)+"'s task")
+				}
+				if e.modern() {
+					e.taskResult(ctx, e.C, sid, tk.TaskID)
+					return
+				}
+				lm := e.rpc(ctx, other, osid, "tasks/list", map[string]any{})
+				if lm.Error == nil {
+					var list struct {
+						Tasks []taskState `json:"tasks"`
+					}
+					e.Expect(json.Unmarshal(lm.Result, &list)).To(Succeed(), "tasks/list")
+					for _, t := range list.Tasks {
+						e.Expect(t.TaskID).NotTo(Equal(tk.TaskID), "%s's tasks/list shows %s's task", e.principal(1), e.principal(0))
+					}
+				} else {
+					e.Logf("tasks/list by %s: error %d %s", e.principal(1), lm.Error.Code, lm.Error.Message)
+				}
+				// The owner's result shows the other's cancel did not take.
+				e.taskResult(ctx, e.C, sid, tk.TaskID)
+			}},
+
+		{Entry: catalogue.Entry{ID: "TASK-UNKNOWN-ID", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#error-handling", Needs: []catalogue.Key{catalogue.KeyTask},
+			Summary: "tasks/get, tasks/result and tasks/cancel of an unknown task id answer -32602 at once: never a hang, a 5xx or a success."},
+			need: taskNeed, body: func(ctx context.Context, e *env) {
+				sid := e.taskSession(ctx, e.C)
+				// One id shaped like many servers' own, one like none.
+				for _, unknown := range []string{rand.Text(), "unknown-task-" + rand.Text()} {
+					for _, method := range e.taskMethods() {
+						m := e.taskRPC(ctx, e.C, sid, method, unknown, promptBound)
+						if e.modern() && method == "tasks/cancel" && m.Error == nil {
+							// The extension: "Servers SHOULD return this error for
+							// tasks/update and tasks/cancel"; only tasks/get's is a MUST.
+							e.Logf("tasks/cancel of unknown task id %s was acknowledged; the extension asks for -32602 (a SHOULD)", unknown)
+							continue
+						}
+						e.expectRefused(m, method+" of unknown task id "+unknown)
+					}
+				}
+			}},
+
+		{Entry: catalogue.Entry{ID: "TASK-CANCEL-TERMINAL", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#cancelling-tasks", Needs: []catalogue.Key{catalogue.KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
+			Summary: "tasks/cancel of a completed task answers -32602; a cancelled working task is cancelled in the answer and stays cancelled."},
+			need: taskNeed, body: func(ctx context.Context, e *env) {
+				sid := e.taskSession(ctx, e.C)
+				done, _ := e.createTask(ctx, e.C, sid, 0)
+				e.taskResult(ctx, e.C, sid, done.TaskID)
+				if m := e.taskRPC(ctx, e.C, sid, "tasks/cancel", done.TaskID, promptBound); e.modern() {
+					e.Expect(m.Error).To(BeNil(), "tasks/cancel of completed task %s: the extension's cancel is idempotent, an acknowledgement", done.TaskID)
+				} else {
+					e.expectRefused(m, "tasks/cancel of completed task "+done.TaskID)
+				}
+				got := e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", done.TaskID, promptBound), "tasks/get after the refused cancel")
+				e.Expect(got.Status).To(Equal("completed"), "completed task %s after a tasks/cancel", done.TaskID)
+
+				working, _ := e.createTask(ctx, e.C, sid, 0)
+				if m := e.taskRPC(ctx, e.C, sid, "tasks/cancel", working.TaskID, promptBound); e.modern() {
+					e.Expect(m.Error).To(BeNil(), "tasks/cancel of a working task")
+					e.Pause(e.pollOf(working.TaskID))
+					got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", working.TaskID, promptBound), "tasks/get after tasks/cancel")
+					e.Expect(got.Status).To(Equal("cancelled"), "the task after tasks/cancel was acknowledged")
+				} else {
+					got = e.taskOf(m, "tasks/cancel of a working task")
+					e.Expect(got.Status).To(Equal("cancelled"), "tasks/cancel answers the task, cancelled")
+				}
+				e.Pause(taskRun(e.Config)) // past the end the work would have had
+				got = e.taskOf(e.taskRPC(ctx, e.C, sid, "tasks/get", working.TaskID, promptBound), "tasks/get of the cancelled task")
+				e.Expect(got.Status).To(Equal("cancelled"), "cancelled task %s later", working.TaskID)
+			}},
+
+		{Entry: catalogue.Entry{ID: "TASK-TTL-KEPT", Level: catalogue.Should, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#task-lifecycle", Needs: []catalogue.Key{catalogue.KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
+			Summary: "A completed task's result is still retrievable shortly before its ttl elapses: the ttl reported in its CreateTaskResult, or the one the check asked for when the server granted longer."},
+			need: ttlNeed, body: func(ctx context.Context, e *env) { e.ttlKept(ctx) }},
+
+		{Entry: catalogue.Entry{ID: "TASK-RESTART", Level: catalogue.Res, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.ResilienceProfile + "tasks-across-restarts", Needs: []catalogue.Key{catalogue.KeyTask}, Restarts: true, Exclusive: true, DependsOn: []string{"TASK-DURABLE-CREATE"},
+			Summary: "After a restart, a request for a task made before answers at once (the task, or -32602 if the store is not durable; never a hang or 5xx), and a new task runs to its result."},
+			need: taskNeed, body: func(ctx context.Context, e *env) {
+				sid := e.taskSession(ctx, e.C)
+				tk, _ := e.createTask(ctx, e.C, sid, 0)
+				e.Logf("!! F-RESTART: restarting the target")
+				e.Expect(e.target.Restart(ctx)).To(Succeed(), "restart the target")
+				e.tr.CloseIdleConnections()
+				nsid := e.taskSession(ctx, e.C)
+				m := e.taskRPC(ctx, e.C, nsid, "tasks/get", tk.TaskID, promptBound)
+				if m.Error != nil {
+					e.expectRefused(m, "tasks/get after the restart of task "+tk.TaskID+" made before")
+					e.Logf("the task did not survive the restart (-32602): the task store is not durable")
+				} else {
+					e.Logf("task %s survived the restart: %s", tk.TaskID, e.taskOf(m, "tasks/get after the restart").Status)
+				}
+				next, _ := e.createTask(ctx, e.C, nsid, 0)
+				e.taskResult(ctx, e.C, nsid, next.TaskID)
+			}},
 	}
 }

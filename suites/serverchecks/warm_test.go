@@ -14,7 +14,6 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/target"
@@ -81,7 +80,7 @@ func TestSessionLostIsNamed(t *testing.T) {
 
 	tc.Config = &target.Profile{Timings: target.Timings{IdleThreshold: target.Duration(time.Second), GracePeriod: target.Duration(time.Second), ReaperInterval: target.Duration(time.Second)}}
 	grace := checkOf(t, tc, "GRACE-LIVE-STREAM")
-	if !catalogue.MustLookup("GRACE-LIVE-STREAM").Idle {
+	if !mustLookup("GRACE-LIVE-STREAM").Idle {
 		t.Fatal("GRACE-LIVE-STREAM is not marked Idle")
 	}
 	if r := kit.Execute(context.Background(), grace, 5*time.Second); strings.Contains(r.Message, "expired during the check") {
@@ -118,7 +117,7 @@ func TestSessionLostNotSkipped(t *testing.T) {
 	srv := httptest.NewServer(forgetful(&lists))
 	defer srv.Close()
 	tc := &Target{URL: srv.URL, ProtocolVersion: "2025-11-25", Config: &target.Profile{}}
-	skips := kit.Check{Entry: catalogue.MustLookup("RESUME-NO-INIT"), Run: func(k *kit.T) {
+	skips := kit.Check{Entry: mustLookup("RESUME-NO-INIT"), Run: func(k *kit.T) {
 		e := tc.setup(k, def{})
 		e.connect(k.Context(), e.C)
 		e.Skip(report.NotOffered, "the target does not resume streams: GET with Last-Event-ID got HTTP Bad Request")
@@ -138,7 +137,7 @@ func TestKeptWarm(t *testing.T) {
 	defer srv.Close()
 	tc := &Target{URL: srv.URL, ProtocolVersion: "2025-11-25", Config: &target.Profile{Timings: target.Timings{
 		IdleThreshold: target.Duration(150 * time.Millisecond), GracePeriod: target.Duration(time.Second), ReaperInterval: target.Duration(time.Second)}}}
-	c := kit.Check{Entry: catalogue.MustLookup("RESUME-NO-INIT"), Run: func(k *kit.T) {
+	c := kit.Check{Entry: mustLookup("RESUME-NO-INIT"), Run: func(k *kit.T) {
 		e := tc.setup(k, def{})
 		e.connect(k.Context(), e.C)
 		e.Eventually(lists.Load).Should(BeNumerically(">=", 3), "three tools/list from the keeper")

@@ -1,10 +1,12 @@
-package catalogue
+package suites
 
 import (
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
 )
 
 // resilienceDoc is the published resilience profile, from this package.
@@ -30,9 +32,9 @@ func TestResilienceProfile(t *testing.T) {
 		}
 	}
 	for _, e := range All() {
-		a, ok := strings.CutPrefix(e.SpecRef, resilience)
+		a, ok := strings.CutPrefix(e.SpecRef, catalogue.ResilienceProfile)
 		if !ok {
-			if e.Level == Res && strings.Contains(e.SpecRef, "resilience") {
+			if e.Level == catalogue.Res && strings.Contains(e.SpecRef, "resilience") {
 				t.Errorf("%s: spec reference %q does not point into %s", e.ID, e.SpecRef, resilienceDoc)
 			}
 			continue
