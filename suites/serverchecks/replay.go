@@ -29,13 +29,6 @@ func replayChecks() []def {
 				// Back after a refresh: the standalone stream, and the call's stream
 				// resumed; the next notifications come on one of them.
 				get := e.openGET(ctx, e.C, sid, "")
-				// The standalone stream first, as a client opens it: a server
-				// that redirects an orphaned call's notifications sends the next
-				// one there while the call's stream is not yet back, and then its
-				// GET stream's replay is what the second refresh grades. Without
-				// this wait, a busy machine could resume both before that
-				// notification and leave the GET stream's replay unseen.
-				e.WaitUntil(redirectWait(e), func() bool { return len(e.notes(get.Messages(), k)) > 0 })
 				post := e.resume(ctx, sid, k.post)
 				get.name, post.name = "the standalone GET stream", "the POST stream resumed"
 				var carrier *collector
@@ -127,18 +120,6 @@ func replayChecks() []def {
 				e.Expect(se.Body).NotTo(BeEmpty(), "the answer should say why the stream cannot be resumed")
 			}},
 	}
-}
-
-// redirectWait is how long REPLAY-GAP gives the next notification of a
-// call to come on the standalone stream: a quiet window, or twice the
-// longest wait between notifications of the undisturbed call when that
-// was longer (a slow tool, a busy machine).
-func redirectWait(e *env) time.Duration {
-	w := quiet(e.Config)
-	if b := e.baseline(); b != nil && b.Unobserved == "" {
-		w = max(w, 2*b.Gap)
-	}
-	return w
 }
 
 // evictAfter is how long an event certainly takes to be evicted.
