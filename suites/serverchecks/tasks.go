@@ -239,10 +239,11 @@ func (e *env) settleTask(ctx context.Context, c *wire.Client, sid, id string) {
 func (e *env) readyForTask(ctx context.Context, c *wire.Client, sid, replica string) {
 	if e.modern() {
 		_, err := c.CallModern(ctx, "server/discover", nil, nil)
+		where := "server/discover"
 		if replica != "" {
-			e.Expect(err).NotTo(HaveOccurred(), "server/discover on replica %s", replica)
+			where += " on replica " + replica
 		}
-		e.Expect(err).NotTo(HaveOccurred(), "server/discover")
+		e.Expect(err).NotTo(HaveOccurred(), where)
 		return
 	}
 	if replica == "" {
