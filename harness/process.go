@@ -70,9 +70,10 @@ func (p *processTarget) start(ctx context.Context) error {
 	}
 	// Each start waits on its own command: a command whose wait was
 	// given up on (see kill) must not touch its successor's.
-	cmd, exited, waitErr := p.cmd, make(chan struct{}), new(error)
+	exited, waitErr := make(chan struct{}), new(error)
 	p.exited, p.waitErr = exited, waitErr
-	go func() { *waitErr = cmd.Wait(); close(exited) }()
+	tree := p.tree
+	go func() { *waitErr = tree.Wait(); close(exited) }()
 	if err := p.awaitReady(ctx); err != nil {
 		p.Close()
 		return err

@@ -84,3 +84,13 @@ func Alive(pid int) bool {
 	p, ok := stat(pid)
 	return ok && !p.zombie
 }
+
+// awaitExit blocks until process pid has exited and leaves it unreaped,
+// a zombie that keeps its pid from being reused. It returns true: the
+// caller must stop addressing the pid before reaping it.
+func awaitExit(pid int) bool {
+	var info unix.Siginfo
+	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	}
+	return true
+}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -38,9 +39,19 @@ const (
 var seq atomic.Int64
 
 // Tree is a command's process tree.
+//
+// Once the command is reaped its pid, which is also its process group's
+// id, can be handed to an unrelated process (pid_max is 32768 on many
+// machines, and a test run starts thousands of processes), so a signal
+// to it could end someone else's server. Wait therefore reaps the command
+// only when no Signal or Kill is under way, and those that follow find the
+// tree by its marker alone.
 type Tree struct {
 	cmd    *exec.Cmd
 	marker string // markerVar=value, as in the environment
+
+	mu       sync.Mutex // held while the pid is signalled, and to release it
+	released bool       // the command was reaped: its pid is no longer the tree's
 }
 
 // Prepare readies cmd, not yet started, to run as a tree: in a process
@@ -59,23 +70,42 @@ func Prepare(cmd *exec.Cmd) *Tree {
 	return t
 }
 
-// Signal sends sig to the command's process group.
+// Signal sends sig to the command's process group, unless the command
+// has been reaped.
 func (t *Tree) Signal(sig syscall.Signal) {
-	if p := t.cmd.Process; p != nil {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.cmd.Process; p != nil && !t.released {
 		_ = syscall.Kill(-p.Pid, sig)
 	}
+}
+
+// Wait waits for the command to exit and reaps it, as the exec.Cmd's Wait
+// does (which it calls): the one way a tree's command may be reaped.
+func (t *Tree) Wait() error {
+	if t.cmd.Process != nil && awaitExit(t.cmd.Process.Pid) {
+		t.mu.Lock()
+		t.released = true
+		t.mu.Unlock()
+	}
+	return t.cmd.Wait()
 }
 
 // Kill sends SIGKILL to the process group and to every other process of
 // the tree, and waits (briefly) until they are gone, reaping those the
 // harness adopted. It returns the ids of the processes it found besides
 // the command itself: what the command left running. The command is
-// reaped by its exec.Cmd's Wait, as always.
+// reaped by Wait.
 func (t *Tree) Kill() []int {
 	if t.cmd.Process == nil {
 		return nil
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	leader := t.cmd.Process.Pid
+	if t.released {
+		leader = 0 // not ours any more: the tree is what carries its marker
+	}
 	var found []int
 	// A process caught forking, or in the middle of an exec (when its
 	// environment cannot be read), is found by a later round: Kill ends
@@ -83,7 +113,9 @@ func (t *Tree) Kill() []int {
 	tick := time.NewTicker(quietRound)
 	defer tick.Stop()
 	for quiet, round := 0, 0; quiet < 2 && round < maxRounds; round++ {
-		_ = syscall.Kill(-leader, syscall.SIGKILL)
+		if leader > 0 {
+			_ = syscall.Kill(-leader, syscall.SIGKILL)
+		}
 		ms := t.members(leader)
 		if len(ms) == 0 {
 			quiet++
@@ -109,14 +141,22 @@ func (t *Tree) Members() []int {
 	if t.cmd.Process == nil {
 		return nil
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.released {
+		return t.members(0)
+	}
 	return t.members(t.cmd.Process.Pid)
 }
 
+// members lists the tree's processes; leader is the command's pid, or 0
+// once it was reaped, when only the marker and descent from a marked
+// process say who belongs.
 func (t *Tree) members(leader int) []int {
 	procs := scan()
 	in := map[int]bool{}
 	for _, p := range procs {
-		if p.pid != leader && (p.pgid == leader || hasEnv(p.pid, t.marker)) {
+		if p.pid != leader && ((leader > 0 && p.pgid == leader) || hasEnv(p.pid, t.marker)) {
 			in[p.pid] = true
 		}
 	}
@@ -126,7 +166,7 @@ func (t *Tree) members(leader int) []int {
 	for grew := true; grew; {
 		grew = false
 		for _, p := range procs {
-			if !in[p.pid] && p.pid != leader && (p.ppid == leader || in[p.ppid]) {
+			if !in[p.pid] && p.pid != leader && ((leader > 0 && p.ppid == leader) || in[p.ppid]) {
 				in[p.pid], grew = true, true
 			}
 		}

@@ -47,7 +47,7 @@ func TestKillLeavesNothing(t *testing.T) {
 			}
 			sleep, _ := strconv.Atoi(strings.TrimSpace(line))
 			waited := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(waited) }()
+			go func() { _ = tree.Wait(); close(waited) }()
 			if exits {
 				<-waited
 				// Orphaned, the sleep is the harness's child, not init's.
@@ -78,4 +78,37 @@ func contains(xs []int, x int) bool {
 		}
 	}
 	return false
+}
+
+// TestReapedPidIsNotSignalled: once Wait has reaped the command, its pid
+// may be handed to an unrelated process; Signal and Kill must not reach
+// it. The reuse is simulated: the reaped command's pid is set to that of
+// a live process leading a group of its own, as a reused pid would be.
+func TestReapedPidIsNotSignalled(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "exit 0")
+	tree := Prepare(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	other := exec.Command("sleep", "300")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	cmd.Process.Pid = other.Process.Pid
+
+	tree.Signal(syscall.SIGTERM)
+	if found := tree.Kill(); len(found) != 0 {
+		t.Errorf("Kill found %v in a tree whose command was reaped and left nothing", found)
+	}
+	if ms := tree.Members(); len(ms) != 0 {
+		t.Errorf("Members of a reaped tree that left nothing: %v", ms)
+	}
+	if p, ok := stat(other.Process.Pid); !ok || p.zombie {
+		t.Fatalf("the process that took the reaped pid (%d) was ended by the tree", other.Process.Pid)
+	}
 }

@@ -41,6 +41,9 @@ func (t *Tree) Kill() []int {
 	return nil
 }
 
+// Wait waits for the command to exit and reaps it.
+func (t *Tree) Wait() error { return t.cmd.Wait() }
+
 // Members returns no processes: Windows lists a process's children only
 // by a snapshot of every process, which the harness does not take.
 func (t *Tree) Members() []int { return nil }

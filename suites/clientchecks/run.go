@@ -130,7 +130,7 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	e.track(cr)
 	e.client.trackLive(cr)
 	go func() {
-		err := cmd.Wait()
+		err := cr.tree.Wait()
 		e.client.untrackLive(cr)
 		cr.flush("stdout", out)
 		cr.flush("stderr", errw)
