@@ -70,9 +70,10 @@ func newLiveness(url, version string, header http.Header, p LivenessProbes) *liv
 	return l
 }
 
-// watch probes until ctx ends; when the target stopped answering, it
+// watch probes until ctx ends; when the target stopped answering, or
+// died says that the process the harness started exited on its own, it
 // cancels the run with a kit.Unobservable cause and returns it.
-func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc) error {
+func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc, died <-chan error) error {
 	client := &http.Client{
 		Transport:     &http.Transport{DisableKeepAlives: true}, // a fresh connection each time
 		CheckRedirect: wire.RedirectPolicy(false),               // any answer will do
@@ -102,6 +103,10 @@ func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc) erro
 		select {
 		case <-ctx.Done():
 			return nil
+		case err := <-died:
+			cause := &kit.Unobservable{Err: err}
+			stop(cause)
+			return cause
 		case <-tick.C:
 		}
 	}

@@ -31,6 +31,13 @@ type processTarget struct {
 	tree    *proctree.Tree
 	exited  chan struct{}
 	waitErr *error // the command's Wait error, once exited is closed
+
+	mu       sync.Mutex
+	gen      int  // counts starts: an exit is reported only for the latest
+	ready    bool // the latest start answered
+	stopping bool // the harness is stopping the process (Close, Kill)
+	began    time.Time
+	died     chan error // the process exited on its own, once ready
 }
 
 // startProcess picks a free port, substitutes it for {port} in the command
@@ -45,6 +52,7 @@ func startProcess(ctx context.Context, command, url string, timeout time.Duratio
 		url:     strings.ReplaceAll(url, "{port}", port),
 		timeout: timeout,
 		out:     &tail{max: 8 << 10},
+		died:    make(chan error, 1),
 	}
 	if err := p.start(ctx); err != nil {
 		return nil, err
@@ -71,14 +79,87 @@ func (p *processTarget) start(ctx context.Context) error {
 	// Each start waits on its own command: a command whose wait was
 	// given up on (see kill) must not touch its successor's.
 	exited, waitErr := make(chan struct{}), new(error)
-	p.exited, p.waitErr = exited, waitErr
+	p.mu.Lock()
+	p.gen++
+	gen := p.gen
+	p.exited, p.waitErr, p.ready, p.stopping = exited, waitErr, false, false
+	p.mu.Unlock()
 	tree := p.tree
-	go func() { *waitErr = tree.Wait(); close(exited) }()
+	go func() {
+		*waitErr = tree.Wait()
+		close(exited)
+		p.watchTree(gen, tree, waitErr)
+	}()
 	if err := p.awaitReady(ctx); err != nil {
 		p.Close()
 		return err
 	}
+	p.mu.Lock()
+	p.ready, p.began = true, time.Now()
+	p.mu.Unlock()
+	select {
+	case <-exited:
+		if len(tree.Members()) == 0 {
+			// What answered was not the command: another program holds
+			// the port, or the command gave up on it (it could not bind it).
+			p.Close()
+			return fmt.Errorf("--server-cmd %q exited (%v), leaving no process running, just as %s answered: something else answered there; its output:\n%s", p.command, *waitErr, p.url, p.out)
+		}
+	default:
+	}
 	return nil
+}
+
+// treeGoneEvery is how often a command that exited but left processes
+// running (a server it started in the background) is looked at again.
+const treeGoneEvery = 250 * time.Millisecond
+
+// watchTree reports on Died when start gen's tree, whose command has
+// exited, has no process left although it had answered and the harness
+// was not stopping it. A command that left its server running in the
+// background is watched until that ends too.
+func (p *processTarget) watchTree(gen int, tree *proctree.Tree, waitErr *error) {
+	tick := time.NewTicker(treeGoneEvery)
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		current, ready, stopping := gen == p.gen, p.ready, p.stopping
+		p.mu.Unlock()
+		if !current || stopping {
+			return
+		}
+		if len(tree.Members()) == 0 {
+			if ready { // else start says why
+				p.reportDeath(*waitErr)
+			}
+			return
+		}
+		<-tick.C
+	}
+}
+
+func (p *processTarget) reportDeath(exit error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopping {
+		return
+	}
+	select {
+	case p.died <- fmt.Errorf("--server-cmd %q ended on its own (%v), %.1fs after it answered: the checks after that could not reach it; its output:\n%s",
+		p.command, exit, time.Since(p.began).Seconds(), p.out):
+	default:
+	}
+}
+
+// Died delivers an error when the process exits without the harness
+// stopping it (a crash, or a signal from elsewhere).
+func (p *processTarget) Died() <-chan error { return p.died }
+
+// halting marks the process as being stopped by the harness.
+func (p *processTarget) halting() {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
 }
 
 // awaitReady polls the URL until any HTTP answer arrives, the process
@@ -112,6 +193,7 @@ func (p *processTarget) Close() {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
+	p.halting()
 	p.tree.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
@@ -126,6 +208,7 @@ func (p *processTarget) Kill(context.Context) error {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return fmt.Errorf("--server-cmd: no process to kill")
 	}
+	p.halting()
 	p.kill()
 	return nil
 }

@@ -2,6 +2,10 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,10 +13,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/proctree"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
 // leaverScript writes a script that leaves two sleeps behind, their pids in
@@ -83,5 +90,101 @@ func TestServerCmdLeavesNothing(t *testing.T) {
 				t.Errorf("script exits %v: pid %d still running after Close", exit, pid)
 			}
 		}
+	}
+}
+
+// stubProcessEnv, when set (an address), makes TestStubServerProcess a
+// server process on that address: the stub MCP server for its first
+// stubAnswered requests (the run's probes), then no answer to any, and
+// exit status 3, as a crash would, stubHangs after the first unanswered.
+const (
+	stubProcessEnv = "HARNESS_STUB_ADDR"
+	stubAnswered   = 2
+	stubHangs      = time.Second
+)
+
+// TestStubServerProcess is not a test: it is the process that
+// TestServerCmdDeathEndsTheRun starts as its --server-cmd.
+func TestStubServerProcess(t *testing.T) {
+	addr := os.Getenv(stubProcessEnv)
+	if addr == "" {
+		t.Skip("the --server-cmd of TestServerCmdDeathEndsTheRun")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		os.Exit(4)
+	}
+	stub := &stubMCP{version: "2025-11-25"}
+	var n atomic.Int32
+	hung := make(chan struct{})
+	var once sync.Once
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= stubAnswered {
+			stub.ServeHTTP(w, r)
+			return
+		}
+		once.Do(func() { close(hung) })
+		<-r.Context().Done()
+	}))
+	<-hung
+	time.Sleep(stubHangs) // the crash comes this long after the hang began
+	os.Exit(3)
+}
+
+// TestServerCmdDeathEndsTheRun: when the process --server-cmd started
+// ends on its own during the checks, the run ends soon after with a setup
+// error naming that and its exit status, and the checks still running
+// are inconclusive, not failed.
+func TestServerCmdDeathEndsTheRun(t *testing.T) {
+	cmd := fmt.Sprintf("%s=127.0.0.1:{port} %q -test.run='^TestStubServerProcess$'", stubProcessEnv, os.Args[0])
+	began := time.Now()
+	run, err := Run(context.Background(), Options{ServerCmd: cmd, URL: "http://127.0.0.1:{port}/mcp", SuggestProfile: ""}, io.Discard, io.Discard)
+	took := time.Since(began)
+	t.Logf("the run took %v", took.Round(100*time.Millisecond))
+	var se *SetupError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "ended on its own (exit status 3)") {
+		t.Fatalf("Run = %v; want a setup error saying the --server-cmd ended on its own (exit status 3)", err)
+	}
+	if run == nil {
+		t.Fatal("no run: the verdicts should stand in the reports")
+	}
+	inconclusive := 0
+	for _, c := range run.Checks {
+		switch {
+		case c.Verdict == report.Inconclusive && strings.Contains(c.Message, "ended on its own"):
+			inconclusive++
+		case c.Verdict == report.Fail && strings.Contains(c.Message, "ended on its own"):
+			t.Errorf("%s failed for the process's end: %s", c.ID, firstLine(c.Message))
+		}
+	}
+	if inconclusive == 0 {
+		t.Error("no check was inconclusive for the process that ended")
+	}
+}
+
+// TestServerCmdAnsweredByAnother: a command that cannot serve on its
+// port, because another server holds it, is not taken for the server that
+// answers there, whether it gives up before the URL answered or after:
+// either the start fails or Died says the command ended.
+func TestServerCmdAnsweredByAnother(t *testing.T) {
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	for _, cmd := range []string{"exit 1 # {port}", "sleep 0.3; exit 1 # {port}"} {
+		p, err := startProcess(context.Background(), cmd, other.URL, 10*time.Second)
+		if err != nil {
+			if !strings.Contains(err.Error(), "something else answered") && !strings.Contains(err.Error(), "exited before") {
+				t.Errorf("%s: startProcess = %v; want an error saying something else answered", cmd, err)
+			}
+			continue
+		}
+		select {
+		case err := <-p.Died():
+			if !strings.Contains(err.Error(), "ended on its own (exit status 1)") {
+				t.Errorf("%s: Died = %v; want it to say the command ended on its own (exit status 1)", cmd, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: neither the start failed nor Died reported the exit within 10s", cmd)
+		}
+		p.Close()
 	}
 }

@@ -214,7 +214,11 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	}
 	checksCtx, stop := context.WithCancelCause(ctx)
 	stopped := make(chan error, 1)
-	go func() { stopped <- live.watch(checksCtx, stop) }()
+	var died <-chan error // nil: never
+	if d, ok := managed.(interface{ Died() <-chan error }); ok {
+		died = d.Died()
+	}
+	go func() { stopped <- live.watch(checksCtx, stop, died) }()
 	run, err = o.Common.finish(checksCtx, run, en, jobs, o.jobSelector(), stdout)
 	stop(nil)
 	if gone := <-stopped; gone != nil && err == nil {
