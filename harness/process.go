@@ -3,8 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -60,13 +62,45 @@ func startProcess(ctx context.Context, command, url string, timeout time.Duratio
 	return p, nil
 }
 
+// freePort picks a port for the target: a free one below the range the
+// kernel hands out for port 0 and outgoing connections, so that no other
+// program's listener or connection takes it while the target is down
+// (F-KILL, F-RESTART); the kernel's choice where there is no such range.
 func freePort() (string, error) {
+	if lo, hi, ok := belowEphemeral(); ok {
+		for range 100 {
+			port := lo + rand.IntN(hi-lo+1)
+			if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+				ln.Close()
+				return strconv.Itoa(port), nil
+			}
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("finding a free port: %w", err)
 	}
 	defer ln.Close()
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
+}
+
+// belowEphemeral is the range freePort picks from: from 10000 up to the
+// kernel's ephemeral range (Linux: ip_local_port_range), when that leaves
+// at least 4096 ports.
+func belowEphemeral() (lo, hi int, ok bool) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0, false
+	}
+	first, err := strconv.Atoi(f[0])
+	if err != nil || first-1-10000 < 4096 {
+		return 0, 0, false
+	}
+	return 10000, first - 1, true
 }
 
 func (p *processTarget) start(ctx context.Context) error {

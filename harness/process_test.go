@@ -188,3 +188,27 @@ func TestServerCmdAnsweredByAnother(t *testing.T) {
 		p.Close()
 	}
 }
+
+// TestFreePortBelowEphemeral: where the kernel says which ports it hands
+// out by itself, the target's port is below them, free to listen on.
+func TestFreePortBelowEphemeral(t *testing.T) {
+	lo, hi, ok := belowEphemeral()
+	if !ok {
+		t.Skip("no ephemeral port range to stay below")
+	}
+	for range 20 {
+		s, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		port, _ := strconv.Atoi(s)
+		if port < lo || port > hi {
+			t.Fatalf("freePort = %d; want it in [%d, %d], below the ephemeral range", port, lo, hi)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+s)
+		if err != nil {
+			t.Fatalf("port %d is not free: %v", port, err)
+		}
+		ln.Close()
+	}
+}
