@@ -7,5 +7,5 @@
 //
 // Checks speak raw HTTP through internal/wire where headers and timing
 // matter, and reach the target through an embedded Toxiproxy (package
-// faults) so they can cut, freeze or reset its connections.
+// toxics) so they can cut, freeze or reset its connections.
 package suites

@@ -158,7 +158,10 @@ func Entries() []catalogue.Entry {
 }
 
 // lookup finds a client check's entry by ID.
-func lookup(id string) (catalogue.Entry, bool) { return catalogue.Find(Entries(), id) }
+func lookup(id string) (catalogue.Entry, bool) { return catalogue.Find(entries, id) }
+
+// entries are the client checks' entries, for lookup.
+var entries = Entries()
 
 // respectRevision, deferred by a check that needs sessions, turns its end
 // into not applicable when a run of the client spoke the revision without
