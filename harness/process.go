@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,7 +134,7 @@ func (p *processTarget) start(ctx context.Context) error {
 	p.mu.Unlock()
 	select {
 	case <-exited:
-		if len(tree.Members()) == 0 {
+		if !anyAlive(tree.Members()) {
 			// What answered was not the command: another program holds
 			// the port, or the command gave up on it (it could not bind it).
 			p.Close()
@@ -162,7 +163,7 @@ func (p *processTarget) watchTree(gen int, tree *proctree.Tree, waitErr *error) 
 		if !current || stopping {
 			return
 		}
-		if len(tree.Members()) == 0 {
+		if !anyAlive(tree.Members()) {
 			if ready { // else start says why
 				p.reportDeath(*waitErr)
 			}
@@ -170,6 +171,12 @@ func (p *processTarget) watchTree(gen int, tree *proctree.Tree, waitErr *error) 
 		}
 		<-tick.C
 	}
+}
+
+// anyAlive reports whether one of pids is running: a zombie left for the
+// harness to reap is not.
+func anyAlive(pids []int) bool {
+	return slices.ContainsFunc(pids, proctree.Alive)
 }
 
 func (p *processTarget) reportDeath(exit error) {
