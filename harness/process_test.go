@@ -132,9 +132,9 @@ func TestStubServerProcess(t *testing.T) {
 }
 
 // TestServerCmdDeathEndsTheRun: when the process --server-cmd started
-// ends on its own during the checks, the run ends soon after with a setup
-// error naming that and its exit status, and the checks still running
-// are inconclusive, not failed.
+// ends on its own during the run, the run ends soon after with a setup
+// error naming that and its exit status, and the checks still waiting or
+// not yet begun are inconclusive or not run, saying why, none failed.
 func TestServerCmdDeathEndsTheRun(t *testing.T) {
 	cmd := fmt.Sprintf("%s=127.0.0.1:{port} %q -test.run='^TestStubServerProcess$'", stubProcessEnv, os.Args[0])
 	began := time.Now()
@@ -148,17 +148,26 @@ func TestServerCmdDeathEndsTheRun(t *testing.T) {
 	if run == nil {
 		t.Fatal("no run: the verdicts should stand in the reports")
 	}
-	inconclusive := 0
+	// Whether the end came while checks were waiting (inconclusive) or
+	// before they began (skipped, not run) depends on the machine's speed;
+	// either way the end is named, and no check fails for it.
+	named := 0
 	for _, c := range run.Checks {
-		switch {
-		case c.Verdict == report.Inconclusive && strings.Contains(c.Message, "ended on its own"):
-			inconclusive++
-		case c.Verdict == report.Fail && strings.Contains(c.Message, "ended on its own"):
-			t.Errorf("%s failed for the process's end: %s", c.ID, firstLine(c.Message))
+		if !strings.Contains(c.Message, "ended on its own") {
+			continue
+		}
+		switch c.Verdict {
+		case report.Inconclusive, report.Skip:
+			named++
+		default:
+			t.Errorf("%s is %s for the process's end: %s", c.ID, c.Verdict, firstLine(c.Message))
 		}
 	}
-	if inconclusive == 0 {
-		t.Error("no check was inconclusive for the process that ended")
+	if named == 0 {
+		for _, c := range run.Checks {
+			t.Logf("%s %s %s", c.ID, c.Verdict, firstLine(c.Message))
+		}
+		t.Error("no check was inconclusive or not run for the process that ended")
 	}
 }
 
