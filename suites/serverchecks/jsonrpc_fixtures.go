@@ -1,0 +1,83 @@
+package serverchecks
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
+	"github.com/mcp-conform/mcp-conform/reference/server"
+)
+
+// Fixtures that get JSON-RPC itself wrong.
+func init() {
+	servers.Register(
+		servers.Fixture{
+			Name: "ids-through-float64",
+			About: "numeric request ids go through a float64 and an int64, as the Go SDK's did: " +
+				"9007199254740993 is answered as 9007199254740992, 1.5 as 1",
+			Breaks: []string{"JSONRPC-ID-ECHO"},
+			Wrap:   idsThroughFloat64,
+		},
+		servers.Fixture{
+			Name: "refuses-odd-ids-echoed",
+			About: "a numeric request id that is not a safe integer (9007199254740993, 1.5) is refused with -32600 " +
+				"that echoes the id, as JSONRPC-ID-ECHO allows: it breaks nothing",
+			Wrap: refusesOddIDs,
+		},
+	)
+}
+
+// refusesOddIDs answers a request whose numeric id is not an integer a
+// float64 holds exactly with -32600 carrying that same id.
+func refusesOddIDs(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := servers.PeekRPC(r)
+		if len(m.ID) > 0 && m.ID[0] != '"' && string(m.ID) != "null" && !safeInteger(string(m.ID)) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"Invalid Request: id must be a safe integer"}}`, m.ID)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// safeInteger reports whether a JSON number is an integer of at most 2^53.
+func safeInteger(n string) bool {
+	i, err := strconv.ParseInt(n, 10, 64)
+	return err == nil && i <= 1<<53 && i >= -(1<<53)
+}
+
+// idsThroughFloat64 replaces a request's numeric id by int64(float64(id))
+// before the reference server (which would refuse the id) sees it, so the
+// answer carries that id.
+func idsThroughFloat64(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := servers.PeekRPC(r); len(m.ID) > 0 && m.ID[0] != '"' && string(m.ID) != "null" {
+			if f, err := strconv.ParseFloat(string(m.ID), 64); err == nil {
+				setID(r, strconv.FormatInt(int64(f), 10))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// setID rewrites the id of the single JSON-RPC message in r's body.
+func setID(r *http.Request, id string) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) == nil {
+		m["id"] = json.RawMessage(id)
+		if out, err := json.Marshal(m); err == nil {
+			body = out
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+}

@@ -1,0 +1,268 @@
+package serverchecks
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/reference/server"
+)
+
+// Fixtures that get re-initialize, ownership or reuse after a refresh wrong.
+func init() {
+	servers.Register(
+		servers.Fixture{
+			Name:    "reinit-rejected",
+			About:   `initialize carrying a session id gets 400 "Server already initialized"`,
+			Breaks:  []string{"RECREATE-REINIT-200", "RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-OWNER-ONLY", "RECREATE-CONCURRENT"},
+			Blocked: []string{"RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT"},
+			Wrap:    rejectReinitialize,
+		},
+		servers.Fixture{
+			Name:   "reinit-loses-state",
+			About:  "re-initialize keeps the session id but starts a fresh session behind it: its state is lost",
+			Breaks: []string{"RECREATE-STATE-KEPT", "RECREATE-CONCURRENT"},
+			Wrap:   reinitLosesState,
+		},
+		servers.Fixture{
+			Name:   "reinit-breaks-get",
+			About:  "after a re-initialize the session's GET stream gets 409: the old transport still holds it",
+			Breaks: []string{"RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT"},
+			Wrap:   reinitBreaksGET,
+		},
+		servers.Fixture{
+			Name:   "sessions-unbound",
+			About:  "sessions are not bound to the principal that created them: any valid token may use any session",
+			Breaks: []string{"RECREATE-OWNER-ONLY", "AUTH-REFRESH-REJOIN"},
+			// It lets the other principal in, which RECREATE-OWNER-ONLY grades.
+			Blocked: []string{"AUTH-REFRESH-REJOIN"},
+			Wrap:    sessionsUnbound,
+		},
+		servers.Fixture{
+			Name: "reinit-not-concurrent",
+			About: `a re-initialize of a session while another one of it is served, or less than a second after one, ` +
+				`gets 409 "initialize already in progress"`,
+			Breaks: []string{"RECREATE-CONCURRENT"},
+			Wrap:   reinitNotConcurrent,
+		},
+		servers.Fixture{
+			Name:   "new-get-needs-init",
+			About:  `a GET stream that replaces the previous one (a reloaded page) resets the session: POSTs get 400 "Server not initialized" until the client initializes again`,
+			Breaks: []string{"RESUME-NO-INIT"},
+			Wrap:   newGETNeedsInit,
+		},
+	)
+}
+
+// rejectReinitialize answers 400 to an initialize that carries a session id.
+func rejectReinitialize(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(wire.HeaderSessionID) != "" && servers.PeekRPC(r).Method == "initialize" {
+			writeError(w, http.StatusBadRequest, "Invalid Request: Server already initialized")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// reinitLosesState serves a re-initialize of a live session as a new
+// session, shown under the old id, and deletes the old one.
+func reinitLosesState(next http.Handler, _ server.Config) http.Handler {
+	ids := newIDMap()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		shown := r.Header.Get(wire.HeaderSessionID)
+		if shown == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		old := ids.real(shown)
+		r.Header.Set(wire.HeaderSessionID, old)
+		if servers.PeekRPC(r).Method != "initialize" || !servers.Alive(next, old, r.Header) {
+			next.ServeHTTP(w, r) // includes another principal's: 403
+			return
+		}
+		r.Header.Del(wire.HeaderSessionID)
+		servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+			ew.OnStatus = func(code int, h http.Header) int {
+				if fresh := h.Get(wire.HeaderSessionID); code == http.StatusOK && fresh != "" {
+					ids.alias(shown, fresh)
+					h.Set(wire.HeaderSessionID, shown)
+				}
+				return code
+			}
+		})
+		if ids.real(shown) != old {
+			servers.InProcess(next, http.MethodDelete, old, r.Header, "")
+		}
+	})
+}
+
+// reinitBreaksGET answers 409 to a fresh GET on a session that was re-initialized.
+func reinitBreaksGET(next http.Handler, _ server.Config) http.Handler {
+	var mu sync.Mutex
+	reinitialized := map[string]bool{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(wire.HeaderSessionID)
+		switch {
+		case sid != "" && r.Method == http.MethodGet && r.Header.Get(wire.HeaderLastEventID) == "":
+			mu.Lock()
+			stuck := reinitialized[sid]
+			mu.Unlock()
+			if stuck {
+				writeError(w, http.StatusConflict, "Conflict: stream ID conflicts with ongoing stream")
+				return
+			}
+			next.ServeHTTP(w, r)
+		case sid != "" && servers.PeekRPC(r).Method == "initialize":
+			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+				ew.OnStatus = func(code int, _ http.Header) int {
+					if code == http.StatusOK {
+						mu.Lock()
+						reinitialized[sid] = true
+						mu.Unlock()
+					}
+					return code
+				}
+			})
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// sessionsUnbound presents every request with a valid token as made by the
+// principal that created the session.
+func sessionsUnbound(next http.Handler, cfg server.Config) http.Handler {
+	var mu sync.Mutex
+	owner := map[string]string{} // session -> Authorization
+	valid := func(auth string) bool {
+		scheme, token, _ := strings.Cut(auth, " ")
+		return strings.EqualFold(scheme, "Bearer") && cfg.BearerTokens[token] != ""
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		if sid := r.Header.Get(wire.HeaderSessionID); sid != "" && valid(auth) {
+			mu.Lock()
+			o, ok := owner[sid]
+			mu.Unlock()
+			if ok {
+				r.Header.Set("Authorization", o)
+			}
+		}
+		servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+			ew.OnStatus = func(code int, h http.Header) int {
+				if sid := h.Get(wire.HeaderSessionID); sid != "" && code < 300 {
+					mu.Lock()
+					if _, ok := owner[sid]; !ok {
+						owner[sid] = auth
+					}
+					mu.Unlock()
+				}
+				return code
+			}
+		})
+	})
+}
+
+// reinitSettle is how long after a re-initialize reinit-not-concurrent
+// still takes another one of the same session for a duplicate.
+const reinitSettle = time.Second
+
+// reinitNotConcurrent admits one re-initialize of a session at a time, and
+// refuses those that arrive while one is served or within reinitSettle of
+// its end.
+func reinitNotConcurrent(next http.Handler, _ server.Config) http.Handler {
+	type state struct {
+		busy    bool
+		lastEnd time.Time
+	}
+	var mu sync.Mutex
+	sessions := map[string]*state{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(wire.HeaderSessionID)
+		if sid == "" || servers.PeekRPC(r).Method != "initialize" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		st := sessions[sid]
+		if st == nil {
+			st = &state{}
+			sessions[sid] = st
+		}
+		refuse := st.busy || time.Since(st.lastEnd) < reinitSettle
+		if !refuse {
+			st.busy = true
+		}
+		mu.Unlock()
+		if refuse {
+			writeError(w, http.StatusConflict, "Conflict: initialize already in progress")
+			return
+		}
+		defer func() {
+			mu.Lock()
+			st.busy, st.lastEnd = false, time.Now()
+			mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// reloadWindow is how soon after the previous GET stream ended a new one
+// counts as the same page reloaded.
+const reloadWindow = 200 * time.Millisecond
+
+// newGETNeedsInit takes a GET stream that replaces the session's previous
+// one (opened while it is served, or within reloadWindow of its end) for a
+// reloaded page, and then refuses POSTs other than initialize.
+func newGETNeedsInit(next http.Handler, _ server.Config) http.Handler {
+	type state struct {
+		open      int       // fresh GET streams being served
+		lastEnd   time.Time // when the last one ended
+		needsInit bool
+	}
+	var mu sync.Mutex
+	sessions := map[string]*state{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(wire.HeaderSessionID)
+		if sid == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		fresh := r.Method == http.MethodGet && r.Header.Get(wire.HeaderLastEventID) == ""
+		init := servers.PeekRPC(r).Method == "initialize"
+		mu.Lock()
+		st := sessions[sid]
+		if st == nil {
+			st = &state{}
+			sessions[sid] = st
+		}
+		switch {
+		case fresh:
+			if st.open > 0 || (!st.lastEnd.IsZero() && time.Since(st.lastEnd) < reloadWindow) {
+				st.needsInit = true
+			}
+			st.open++
+		case init:
+			st.needsInit = false
+		}
+		refuse := r.Method == http.MethodPost && !init && st.needsInit
+		mu.Unlock()
+		if refuse {
+			writeError(w, http.StatusBadRequest, "Bad Request: Server not initialized")
+			return
+		}
+		if fresh {
+			defer func() {
+				mu.Lock()
+				st.open--
+				st.lastEnd = time.Now()
+				mu.Unlock()
+			}()
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,205 @@
+package serverchecks
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/fixtures/servers"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/reference/server"
+)
+
+// Fixtures that replay the wrong events for a Last-Event-ID.
+func init() {
+	servers.Register(
+		servers.Fixture{
+			Name:   "replay-mixes-streams",
+			About:  "resuming a POST stream also replays notifications of the session's other POST streams",
+			Breaks: []string{"EVT-REPLAY-STREAM"},
+			Wrap:   replayMixesStreams,
+		},
+		servers.Fixture{
+			Name:   "post-replay-from-start",
+			About:  "resuming a POST stream replays it from its first event, ignoring where Last-Event-ID points",
+			Breaks: []string{"EVT-REPLAY-POST", "REPLAY-GAP"},
+			Wrap:   lastIDFromStart(servers.IsPOSTResume),
+		},
+		servers.Fixture{
+			Name:   "standalone-replay-from-start",
+			About:  "resuming the standalone GET stream replays it from its first event, ignoring where Last-Event-ID points",
+			Breaks: []string{"REPLAY-GAP"},
+			Wrap: func(next http.Handler, cfg server.Config) http.Handler {
+				return resumeAfterCut(lastIDFromStart(func(r *http.Request) bool {
+					return servers.IsStandaloneGET(r) && r.Header.Get(wire.HeaderLastEventID) != ""
+				})(next, cfg))
+			},
+		},
+		servers.Fixture{
+			Name:   "replay-crosses-sessions",
+			About:  "a Last-Event-ID from another session replays that session's stream",
+			Breaks: []string{"REPLAY-SESSION-SCOPED"},
+			Wrap:   replayCrossesSessions,
+		},
+		servers.Fixture{
+			Name:      "events-never-evicted",
+			About:     "events are kept for an hour while the profile declares 2s: resuming from an old id replays instead of a clear error",
+			Breaks:    []string{"REPLAY-EVICTION"},
+			Configure: func(c *server.Config) { c.EventMaxAge = time.Hour },
+		},
+	)
+}
+
+// note is a notification seen on a POST stream.
+type note struct {
+	stream string
+	data   string
+}
+
+// replayMixesStreams records the notifications of every POST stream and
+// puts those of the session's other POST streams in front of a resumed one.
+func replayMixesStreams(next http.Handler, _ server.Config) http.Handler {
+	var mu sync.Mutex
+	notes := map[string][]note{} // by session
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(wire.HeaderSessionID)
+		switch {
+		case sid != "" && r.Method == http.MethodPost:
+			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+				ew.OnEvent = func(raw []byte) []byte {
+					ev := servers.ParseEvent(raw)
+					if m, ok := ev.Message(); ok && m.Method != "" && m.ID == nil && ev.Stream() != "" {
+						mu.Lock()
+						notes[sid] = append(notes[sid], note{ev.Stream(), ev.Data})
+						mu.Unlock()
+					}
+					return raw
+				}
+			})
+		case sid != "" && servers.IsPOSTResume(r):
+			stream := servers.StreamOf(r.Header.Get(wire.HeaderLastEventID))
+			first := true
+			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+				ew.OnEvent = func(raw []byte) []byte {
+					if !first {
+						return raw
+					}
+					first = false
+					var out []byte
+					mu.Lock()
+					for _, n := range notes[sid] {
+						if n.stream != stream {
+							out = append(out, servers.MessageEvent(n.data)...)
+						}
+					}
+					mu.Unlock()
+					return append(out, raw...)
+				}
+			})
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// lastIDFromStart points the Last-Event-ID of the GETs resumes selects at
+// the first event of its stream.
+func lastIDFromStart(resumes func(*http.Request) bool) func(http.Handler, server.Config) http.Handler {
+	return func(next http.Handler, _ server.Config) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if resumes(r) {
+				r.Header.Set(wire.HeaderLastEventID, servers.StreamOf(r.Header.Get(wire.HeaderLastEventID))+"_0")
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// resumeAfterCut holds a GET resuming a POST stream until the server has
+// finished with the cut stream (its POST's handler returned), at most
+// cutNoticed. The reference routes a cut call's next notifications to
+// the standalone GET stream when it notices the cut first, and to the
+// resumed stream when the resume comes first; REPLAY-GAP reaches a broken
+// standalone replay only on the first path, which a resume sent within
+// milliseconds of the cut could otherwise skip.
+func resumeAfterCut(next http.Handler) http.Handler {
+	var mu sync.Mutex
+	open := map[string]chan struct{}{} // POST stream -> closed when its handler returns
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost:
+			var seen []string
+			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+				ew.OnEvent = func(raw []byte) []byte {
+					if st := servers.ParseEvent(raw).Stream(); st != "" {
+						mu.Lock()
+						if _, ok := open[st]; !ok {
+							open[st] = make(chan struct{})
+							seen = append(seen, st)
+						}
+						mu.Unlock()
+					}
+					return raw
+				}
+			})
+			mu.Lock()
+			for _, st := range seen {
+				close(open[st])
+				delete(open, st)
+			}
+			mu.Unlock()
+		case servers.IsPOSTResume(r):
+			mu.Lock()
+			done := open[servers.StreamOf(r.Header.Get(wire.HeaderLastEventID))]
+			mu.Unlock()
+			if done != nil {
+				select {
+				case <-done:
+				case <-r.Context().Done():
+				case <-time.After(cutNoticed):
+				}
+			}
+			next.ServeHTTP(w, r)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// cutNoticed bounds how long resumeAfterCut holds a resume: a stream the
+// server still serves after it (one the client did not cut) is resumed
+// all the same.
+const cutNoticed = time.Second
+
+// replayCrossesSessions remembers which session each POST stream belongs to
+// and serves a GET resuming one on that session, whatever session it names.
+func replayCrossesSessions(next http.Handler, _ server.Config) http.Handler {
+	var mu sync.Mutex
+	owner := map[string]string{} // stream -> session
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(wire.HeaderSessionID)
+		switch {
+		case sid != "" && r.Method == http.MethodPost:
+			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+				ew.OnEvent = func(raw []byte) []byte {
+					if s := servers.ParseEvent(raw).Stream(); s != "" {
+						mu.Lock()
+						owner[s] = sid
+						mu.Unlock()
+					}
+					return raw
+				}
+			})
+		case sid != "" && servers.IsPOSTResume(r):
+			mu.Lock()
+			o, ok := owner[servers.StreamOf(r.Header.Get(wire.HeaderLastEventID))]
+			mu.Unlock()
+			if ok {
+				r.Header.Set(wire.HeaderSessionID, o)
+			}
+			next.ServeHTTP(w, r)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}

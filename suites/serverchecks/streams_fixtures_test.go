@@ -1,0 +1,211 @@
+package serverchecks
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/sse"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+)
+
+func TestGetStream202(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "get-stream-202")
+	sid := tg.connect(tg.c)
+	s, err := tg.c.OpenGET(tg.ctx(), sid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("GET stream: HTTP %d, want 202", s.Resp.StatusCode)
+	}
+}
+
+func TestResponsesCopiedToGET(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "responses-copied-to-get")
+	sid := tg.connect(tg.c)
+	get := tg.open(tg.c, sid, "")
+	tg.await(get, "the priming event", 1)
+	if got := tg.status(tg.c, sid); got != http.StatusOK {
+		t.Fatalf("tools/list: HTTP %d", got)
+	}
+	get.await("a response on the GET stream", 1, response)
+}
+
+func TestNotificationsBroadcast(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "notifications-broadcast")
+	sid := tg.connect(tg.c)
+	get := tg.open(tg.c, sid, "")
+	tg.await(get, "the priming event", 1)
+	post := tg.call(tg.c, sid, "b", 2, 0)
+	post.await("the response", 1, response)
+	if n := count(post.all(), progress("b")); n != 2 {
+		t.Fatalf("%d progress notifications on the POST stream, want 2", n)
+	}
+	get.await("the same notifications on the GET stream", 2, progress("b"))
+}
+
+func TestFirstNoteOnGET(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "first-note-on-get")
+	sid := tg.connect(tg.c)
+	get := tg.open(tg.c, sid, "")
+	tg.await(get, "the priming event", 1)
+	post := tg.call(tg.c, sid, "f", 3, 0)
+	post.await("the response", 1, response)
+	if n := count(post.all(), progress("f")); n != 2 {
+		t.Fatalf("%d progress notifications on the POST stream, want 2 (the last two)", n)
+	}
+	get.await("the call's first notification on the GET stream", 1, progress("f"))
+}
+
+func TestPOSTPrimingIDReused(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "post-priming-id-reused")
+	sid := tg.connect(tg.c)
+	get := tg.open(tg.c, sid, "")
+	evs := tg.await(get, "the priming event", 1)
+	post := tg.call(tg.c, sid, "p", 1, 0)
+	post.await("the response", 1, response)
+	if g, p := evs[0].ID, post.all()[0].ID; g != "_0" || p != g {
+		t.Fatalf("priming ids: GET %q, POST %q; want both _0", g, p)
+	}
+}
+
+func TestPOSTStreamsUnprimed(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "post-streams-unprimed")
+	sid := tg.connect(tg.c)
+	post := tg.call(tg.c, sid, "u", 1, 0)
+	evs := post.await("the response", 1, response)
+	if strings.TrimSpace(evs[0].Data) == "" {
+		t.Fatalf("the POST stream opens with an empty event %+v", evs[0])
+	}
+}
+
+func TestGETStreamsUnprimed(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "get-streams-unprimed")
+	sid := tg.connect(tg.c)
+	get := tg.open(tg.c, sid, "")
+	post := tg.call(tg.c, sid, "g", 4, 50)
+	post.await("a notification", 1, progress("g"))
+	if first := post.all()[0]; !first.HasID || strings.TrimSpace(first.Data) != "" {
+		t.Fatalf("the POST stream opens with %+v, not a priming event", first)
+	}
+	post.close() // the rest go to the GET stream
+	evs := get.await("a cut call's notification on the GET stream", 1, progress("g"))
+	if strings.TrimSpace(evs[0].Data) == "" {
+		t.Fatalf("the GET stream opens with an empty event %+v", evs[0])
+	}
+}
+
+func TestRetryStripped(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "retry-stripped")
+	sid := tg.connect(tg.c)
+	first := tg.open(tg.c, sid, "")
+	tg.await(first, "the priming event", 1)
+	tg.open(tg.c, sid, "")
+	tg.waitUntil("the first GET stream to end", first.endedCleanly)
+	for _, ev := range first.all() {
+		if ev.HasRetry {
+			t.Fatalf("the replaced stream carried a retry field: %+v", ev)
+		}
+	}
+}
+
+func TestConflictSecondGET(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "conflict-second-get")
+	sid := tg.connect(tg.c)
+	first := tg.open(tg.c, sid, "")
+	tg.await(first, "the priming event", 1)
+	_, err := tg.c.OpenGET(tg.ctx(), sid, "")
+	if se := new(wire.StatusError); !errors.As(err, &se) || se.Status != http.StatusConflict {
+		t.Fatalf("second GET: %v, want HTTP 409", err)
+	}
+}
+
+func TestReplacedGETHeldOpen(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "replaced-get-held-open")
+	sid := tg.connect(tg.c)
+	first := tg.open(tg.c, sid, "")
+	tg.await(first, "the priming event", 1)
+	tg.open(tg.c, sid, "")
+	first.await("the retry field", 1, func(ev sse.Event) bool { return ev.HasRetry })
+	// The reference has let go of the first stream: only the second is in flight.
+	tg.waitUntil("the reference to end the first stream", func() bool { return tg.srv.InFlight() == 1 })
+	end := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(end) {
+		if first.ended() {
+			t.Fatal("the replaced stream's connection was closed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestDisconnectCancels(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "disconnect-cancels")
+	sid := tg.connect(tg.c)
+	post := tg.call(tg.c, sid, "c", 50, 100)
+	post.await("the first notification", 1, progress("c"))
+	last := post.lastID()
+	post.close()
+	resumed := tg.open(tg.c, sid, last)
+	evs := resumed.await("the response", 1, response)
+	for _, ev := range evs {
+		if m, ok := msg(ev); ok && m.IsResponse() {
+			if _, err := wire.ResultText(m.Result); m.Error == nil && err == nil {
+				t.Fatalf("the call completed (%s); want it cancelled", ev.Data)
+			}
+		}
+	}
+}
+
+// TestCutNotesParked: resumed at once, a cut POST stream carries every
+// notification of its call; resumed once the server has noticed the cut
+// and sent some, it lacks those, which a later GET stream gets instead.
+func TestCutNotesParked(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "cut-notes-parked")
+	const steps, interval = 6, 200
+	cut := func(token string, wait time.Duration) (post, resumed *stream, sid string) {
+		sid = tg.connect(tg.c)
+		post = tg.call(tg.c, sid, token, steps, interval)
+		post.await("the first notification", 1, progress(token))
+		last := post.lastID()
+		post.close()
+		time.Sleep(wait) // no stream: notifications the server sends meanwhile are parked
+		resumed = tg.open(tg.c, sid, last)
+		resumed.await("the response", 1, response)
+		return post, resumed, sid
+	}
+
+	post, resumed, _ := cut("now", 0)
+	if got := count(post.all(), progress("now")) + count(resumed.all(), progress("now")); got != steps {
+		t.Fatalf("resumed at once: %d notifications on the POST stream and its resume, want all %d", got, steps)
+	}
+
+	post, resumed, sid := cut("late", 5*interval*time.Millisecond)
+	onPOST := count(post.all(), progress("late")) + count(resumed.all(), progress("late"))
+	if onPOST >= steps {
+		t.Fatalf("resumed late: all %d notifications on the POST stream and its resume; want those sent meanwhile missing", onPOST)
+	}
+	get := tg.open(tg.c, sid, "")
+	get.await("the parked notifications on a later GET stream", steps-onPOST, progress("late"))
+}
+
+// await waits for n events of any kind on st.
+func (tg *fixtureServer) await(st *stream, what string, n int) []sse.Event {
+	tg.t.Helper()
+	return st.await(what, n, func(sse.Event) bool { return true })
+}
