@@ -3,9 +3,11 @@ package suites
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/fixtures/clients"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 )
 
@@ -71,4 +73,35 @@ func breaksReplica(id string) []string {
 		}
 	}
 	return out
+}
+
+// TestClientFixtures: every variant breaks or skips client checks only (a
+// legitimate one breaks none), and every client check is broken by some
+// variant.
+func TestClientFixtures(t *testing.T) {
+	broken := map[string]bool{}
+	for _, f := range clients.All() {
+		if f.About == "" {
+			t.Errorf("%s: needs About", f.Name)
+		}
+		for _, id := range append(append([]string(nil), f.Breaks...), f.Skips...) {
+			if e, ok := Lookup(id); !ok || e.Side != catalogue.Client {
+				t.Errorf("%s breaks or skips %s, which is not a client check", f.Name, id)
+			}
+		}
+		for _, id := range f.Breaks {
+			broken[id] = true
+		}
+		if g, err := clients.Lookup(f.Name); err != nil || g.Name != f.Name {
+			t.Errorf("Lookup(%q): %v", f.Name, err)
+		}
+	}
+	for _, id := range IDs(catalogue.Client) {
+		if !broken[id] {
+			t.Errorf("no variant breaks %s: the check is not shown able to fail", id)
+		}
+	}
+	if _, err := clients.Lookup("nope"); err == nil || !strings.Contains(err.Error(), "ignores-retry") {
+		t.Errorf("Lookup of an unknown name: %v", err)
+	}
 }

@@ -28,7 +28,7 @@ Without --command it grades the reference client.
 
 'mcp-conform client reference URL' is the reference client speaking the
 contract (the same code as 'mcp-conform call'); --broken runs one of its
-deliberately broken variants (fixtures/clients).
+deliberately broken variants (see docs/client-mode.md).
 
 Exit status: 0 all checks passed, 1 a check failed (or a baseline entry
 passed), 2 usage or setup error.

@@ -23,7 +23,7 @@ import (
 func runClientReference(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("client reference", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	broken := fs.String("broken", "", "run a deliberately broken variant (fixtures/clients)")
+	broken := fs.String("broken", "", "run a deliberately broken variant of the reference client (docs/client-mode.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: mcp-conform client reference [--broken NAME] URL\n\nThe reference client under the client contract (MCP_CONFORM_* variables).\n\nvariants:")
 		for _, f := range clients.All() {
