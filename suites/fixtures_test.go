@@ -32,7 +32,7 @@ func TestFixturesWellFormed(t *testing.T) {
 			t.Errorf("fixture name %q is not kebab-case", f.Name)
 		}
 		if f.About == "" || (f.Configure == nil && f.Wrap == nil) {
-			t.Errorf("fixture %s: needs About and a configure or wrap", f.Name)
+			t.Errorf("fixture %s: needs About and a Configure or Wrap", f.Name)
 		}
 		for i, id := range f.Breaks {
 			if e, ok := Lookup(id); !ok || e.Side != catalogue.Server {
