@@ -51,12 +51,12 @@ func TestFirstResumeLosesResponse(t *testing.T) {
 	sid := tg.connect(tg.c)
 	post := tg.call(tg.c, sid, "r", 3, 50)
 	post.await("the first notification", 1, progress("r"))
-	last := post.lastID()
-	post.close()
+	last := post.LastID()
+	post.Close()
 	first := tg.open(tg.c, sid, last)
 	first.await("the other two notifications, replayed", 2, progress("r"))
-	tg.waitUntil("the first resumed stream to end", first.ended)
-	if n := count(first.all(), response); n != 0 {
+	tg.waitUntil("the first resumed stream to end", first.Ended)
+	if n := count(first.Events(), response); n != 0 {
 		t.Fatalf("the first resume carried %d responses, want none", n)
 	}
 	again := tg.open(tg.c, sid, last)

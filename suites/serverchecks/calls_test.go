@@ -92,8 +92,7 @@ func TestEndedEarly(t *testing.T) {
 // notesOn is a finished stream named name that carried the progress
 // notifications of token "tok" with the given progress values.
 func notesOn(k *kit.T, name string, progress ...int) *collector {
-	c := &collector{t: k, name: name, done: make(chan struct{})}
-	close(c.done)
+	c := &collector{sseReader: endedReader(), t: k, name: name}
 	for _, p := range progress {
 		c.events = append(c.events, sse.Event{Data: fmt.Sprintf(
 			`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":%d}}`, p)})

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/internal/report"
@@ -19,84 +18,18 @@ import (
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
-// collector reads an SSE stream in the background, so a check can wait on
-// what arrived with Eventually and still see a stream that never ends.
+// collector is a check's reader of an SSE stream (see sseReader), named
+// for its messages and closed when the check ends.
 type collector struct {
-	t      *kit.T
-	name   string
-	s      *wire.Stream
-	mu     sync.Mutex
-	events []sse.Event
-	idAt   time.Time // when the last event with an id arrived
-	err    error
-	done   chan struct{}
+	*sseReader
+	t    *kit.T
+	name string
 }
 
 func (e *env) collect(name string, s *wire.Stream) *collector {
-	c := &collector{t: e.T, name: name, s: s, done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		for {
-			ev, err := s.Next()
-			c.mu.Lock()
-			if err != nil {
-				c.err = err
-				c.mu.Unlock()
-				return
-			}
-			c.events = append(c.events, ev)
-			if ev.ID != "" {
-				c.idAt = time.Now()
-			}
-			c.mu.Unlock()
-		}
-	}()
+	c := &collector{sseReader: readSSE(s), t: e.T, name: name}
 	e.Cleanup(func(context.Context) { c.Close() })
 	return c
-}
-
-// Close closes the stream's connection and waits for the reader.
-func (c *collector) Close() {
-	c.s.Close()
-	<-c.done
-}
-
-// Events returns the events read so far.
-func (c *collector) Events() []sse.Event {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]sse.Event(nil), c.events...)
-}
-
-// Ended reports whether the stream ended (EOF or a read error).
-func (c *collector) Ended() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// LastID returns the id of the last event that carried one.
-func (c *collector) LastID() string {
-	evs := c.Events()
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].ID != "" {
-			return evs[i].ID
-		}
-	}
-	return ""
-}
-
-// sinceLastID is how long ago the last event with an id arrived.
-func (c *collector) sinceLastID() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.idAt.IsZero() {
-		return 0
-	}
-	return time.Since(c.idAt)
 }
 
 // Messages decodes the JSON-RPC messages among the events read so far.

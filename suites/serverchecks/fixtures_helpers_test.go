@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -159,62 +158,22 @@ func (tg *fixtureServer) waitUntil(what string, cond func() bool) {
 	}
 }
 
-// stream reads an SSE stream in the background.
+// stream is a test's reader of an SSE stream (see sseReader), closed
+// when the test ends.
 type stream struct {
-	t      *testing.T
-	s      *wire.Stream
-	mu     sync.Mutex
-	events []sse.Event
-	err    error
-	done   chan struct{}
+	*sseReader
+	t *testing.T
 }
 
 func (tg *fixtureServer) read(s *wire.Stream) *stream {
-	st := &stream{t: tg.t, s: s, done: make(chan struct{})}
-	go func() {
-		defer close(st.done)
-		for {
-			ev, err := s.Next()
-			st.mu.Lock()
-			if err != nil {
-				st.err = err
-				st.mu.Unlock()
-				return
-			}
-			st.events = append(st.events, ev)
-			st.mu.Unlock()
-		}
-	}()
-	tg.t.Cleanup(st.close)
+	st := &stream{sseReader: readSSE(s), t: tg.t}
+	tg.t.Cleanup(st.Close)
 	return st
-}
-
-// close drops the stream's connection, as a cut would.
-func (st *stream) close() {
-	st.s.Close()
-	<-st.done
-}
-
-func (st *stream) all() []sse.Event {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return append([]sse.Event(nil), st.events...)
-}
-
-func (st *stream) ended() bool {
-	select {
-	case <-st.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // endedCleanly reports whether the server ended the stream (EOF).
 func (st *stream) endedCleanly() bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.ended() && errors.Is(st.err, io.EOF)
+	return st.Ended() && errors.Is(st.endErr(), io.EOF)
 }
 
 // await waits until n events satisfy match and returns every event so far.
@@ -222,7 +181,7 @@ func (st *stream) await(what string, n int, match func(sse.Event) bool) []sse.Ev
 	st.t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for {
-		evs := st.all()
+		evs := st.Events()
 		k := 0
 		for _, ev := range evs {
 			if match(ev) {
@@ -232,7 +191,7 @@ func (st *stream) await(what string, n int, match func(sse.Event) bool) []sse.Ev
 		if k >= n {
 			return evs
 		}
-		if time.Now().After(deadline) || st.ended() && len(st.all()) == len(evs) {
+		if time.Now().After(deadline) || st.Ended() && len(st.Events()) == len(evs) {
 			st.t.Fatalf("waiting for %d × %s: got %d in %d events", n, what, k, len(evs))
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -245,17 +204,6 @@ func idOf(evs []sse.Event, match func(sse.Event) bool) string {
 	for _, ev := range evs {
 		if match(ev) {
 			return ev.ID
-		}
-	}
-	return ""
-}
-
-// lastID is the id of the last event that carried one.
-func (st *stream) lastID() string {
-	evs := st.all()
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].ID != "" {
-			return evs[i].ID
 		}
 	}
 	return ""

@@ -90,7 +90,7 @@ func TestGETNotActivity(t *testing.T) {
 	t.Parallel()
 	tg, sid, get := listening(t, "get-not-activity")
 	tg.clock.Step(idle + grace + reaper)
-	tg.waitUntil("the GET stream to end", get.ended)
+	tg.waitUntil("the GET stream to end", get.Ended)
 	tg.gone(sid)
 }
 
@@ -106,11 +106,11 @@ func TestReapedWhileListening(t *testing.T) {
 		}
 	}
 	tg.clock.Step(700 * time.Millisecond)
-	if get.ended() {
+	if get.Ended() {
 		t.Fatal("the GET stream ended 700ms after the last POST")
 	}
 	tg.clock.Step(200 * time.Millisecond)
-	tg.waitUntil("the GET stream to end", get.ended)
+	tg.waitUntil("the GET stream to end", get.Ended)
 	tg.gone(sid)
 }
 

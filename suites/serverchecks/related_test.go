@@ -17,8 +17,7 @@ import (
 // "a3" is the progress notification 3 of token "a", "log" a logging
 // notification, "r:7" the response to request 7.
 func streamWith(k *kit.T, name string, evs ...string) *collector {
-	c := &collector{t: k, name: name, done: make(chan struct{})}
-	close(c.done)
+	c := &collector{sseReader: endedReader(), t: k, name: name}
 	for _, ev := range evs {
 		var data string
 		switch {
@@ -112,4 +111,11 @@ func TestProgressByStream(t *testing.T) {
 	if got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
+}
+
+// endedReader is the reader of a stream that has ended, with no events yet.
+func endedReader() *sseReader {
+	r := &sseReader{done: make(chan struct{})}
+	close(r.done)
+	return r
 }

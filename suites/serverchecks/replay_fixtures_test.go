@@ -15,7 +15,7 @@ func TestReplayMixesStreams(t *testing.T) {
 	b := tg.call(tg.c, sid, "b", 3, 100)
 	seen := a.await("a's first notification", 1, progress("a"))
 	b.await("b's first notification", 1, progress("b"))
-	a.close()
+	a.Close()
 	// From a's first notification, not from the last event read: on a
 	// busy machine call a may have ended by now, leaving nothing after
 	// its last event to resume, and so no event to put b's in front of.
@@ -29,8 +29,8 @@ func TestPOSTReplayFromStart(t *testing.T) {
 	sid := tg.connect(tg.c)
 	post := tg.call(tg.c, sid, "r", 4, 100)
 	seen := post.await("two notifications", 2, progress("r"))
-	last := post.lastID()
-	post.close()
+	last := post.LastID()
+	post.Close()
 	resumed := tg.open(tg.c, sid, last)
 	evs := resumed.await("the response", 1, response)
 	if evs[0].Data == "" {
@@ -49,11 +49,11 @@ func TestStandaloneReplayFromStart(t *testing.T) {
 	tg.await(get, "the priming event", 1)
 	post := tg.call(tg.c, sid, "s", 4, 100)
 	post.await("the first notification", 1, progress("s"))
-	post.close() // the rest goes to the GET stream
+	post.Close() // the rest goes to the GET stream
 	get.await("a redirected notification", 1, progress("s"))
-	seen := count(get.all(), progress("s"))
-	last := get.lastID()
-	get.close()
+	seen := count(get.Events(), progress("s"))
+	last := get.LastID()
+	get.Close()
 	resumed := tg.open(tg.c, sid, last)
 	resumed.await("the notifications already seen, again", seen, progress("s"))
 }
@@ -100,10 +100,10 @@ func TestOrphanedNotificationsDropped(t *testing.T) {
 	const steps = 20
 	post := tg.call(tg.c, sid, "o", steps, 100)
 	seen := post.await("the first notification", 1, progress("o"))
-	post.close()
+	post.Close()
 	// The call's response, fetched by resuming its stream, says it completed.
 	tg.open(tg.c, sid, idOf(seen, progress("o"))).await("the response", 1, response)
-	if n := count(post.all(), progress("o")) + count(get.all(), progress("o")); n >= steps {
+	if n := count(post.Events(), progress("o")) + count(get.Events(), progress("o")); n >= steps {
 		t.Fatalf("%d of %d notifications arrived; the orphaned ones should be lost", n, steps)
 	}
 }
@@ -118,7 +118,7 @@ func TestOrphanedResponseOnGET(t *testing.T) {
 	// with a second to spare for a slow machine.
 	post := tg.call(tg.c, sid, "r", 15, 100)
 	seen := post.await("the first notification", 1, progress("r"))
-	post.close()
+	post.Close()
 	get.await("the orphaned call's response on the GET stream", 1, response)
 	// Resuming the POST stream still yields it.
 	tg.open(tg.c, sid, idOf(seen, progress("r"))).await("the response on the resumed stream", 1, response)

@@ -45,7 +45,7 @@ func TestNotificationsBroadcast(t *testing.T) {
 	tg.await(get, "the priming event", 1)
 	post := tg.call(tg.c, sid, "b", 2, 0)
 	post.await("the response", 1, response)
-	if n := count(post.all(), progress("b")); n != 2 {
+	if n := count(post.Events(), progress("b")); n != 2 {
 		t.Fatalf("%d progress notifications on the POST stream, want 2", n)
 	}
 	get.await("the same notifications on the GET stream", 2, progress("b"))
@@ -59,7 +59,7 @@ func TestFirstNoteOnGET(t *testing.T) {
 	tg.await(get, "the priming event", 1)
 	post := tg.call(tg.c, sid, "f", 3, 0)
 	post.await("the response", 1, response)
-	if n := count(post.all(), progress("f")); n != 2 {
+	if n := count(post.Events(), progress("f")); n != 2 {
 		t.Fatalf("%d progress notifications on the POST stream, want 2 (the last two)", n)
 	}
 	get.await("the call's first notification on the GET stream", 1, progress("f"))
@@ -73,7 +73,7 @@ func TestPOSTPrimingIDReused(t *testing.T) {
 	evs := tg.await(get, "the priming event", 1)
 	post := tg.call(tg.c, sid, "p", 1, 0)
 	post.await("the response", 1, response)
-	if g, p := evs[0].ID, post.all()[0].ID; g != "_0" || p != g {
+	if g, p := evs[0].ID, post.Events()[0].ID; g != "_0" || p != g {
 		t.Fatalf("priming ids: GET %q, POST %q; want both _0", g, p)
 	}
 }
@@ -96,10 +96,10 @@ func TestGETStreamsUnprimed(t *testing.T) {
 	get := tg.open(tg.c, sid, "")
 	post := tg.call(tg.c, sid, "g", 4, 50)
 	post.await("a notification", 1, progress("g"))
-	if first := post.all()[0]; !first.HasID || strings.TrimSpace(first.Data) != "" {
+	if first := post.Events()[0]; !first.HasID || strings.TrimSpace(first.Data) != "" {
 		t.Fatalf("the POST stream opens with %+v, not a priming event", first)
 	}
-	post.close() // the rest go to the GET stream
+	post.Close() // the rest go to the GET stream
 	evs := get.await("a cut call's notification on the GET stream", 1, progress("g"))
 	if strings.TrimSpace(evs[0].Data) == "" {
 		t.Fatalf("the GET stream opens with an empty event %+v", evs[0])
@@ -114,7 +114,7 @@ func TestRetryStripped(t *testing.T) {
 	tg.await(first, "the priming event", 1)
 	tg.open(tg.c, sid, "")
 	tg.waitUntil("the first GET stream to end", first.endedCleanly)
-	for _, ev := range first.all() {
+	for _, ev := range first.Events() {
 		if ev.HasRetry {
 			t.Fatalf("the replaced stream carried a retry field: %+v", ev)
 		}
@@ -145,7 +145,7 @@ func TestReplacedGETHeldOpen(t *testing.T) {
 	tg.waitUntil("the reference to end the first stream", func() bool { return tg.srv.InFlight() == 1 })
 	end := time.Now().Add(300 * time.Millisecond)
 	for time.Now().Before(end) {
-		if first.ended() {
+		if first.Ended() {
 			t.Fatal("the replaced stream's connection was closed")
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -158,8 +158,8 @@ func TestDisconnectCancels(t *testing.T) {
 	sid := tg.connect(tg.c)
 	post := tg.call(tg.c, sid, "c", 50, 100)
 	post.await("the first notification", 1, progress("c"))
-	last := post.lastID()
-	post.close()
+	last := post.LastID()
+	post.Close()
 	resumed := tg.open(tg.c, sid, last)
 	evs := resumed.await("the response", 1, response)
 	for _, ev := range evs {
@@ -182,8 +182,8 @@ func TestCutNotesParked(t *testing.T) {
 		sid = tg.connect(tg.c)
 		post = tg.call(tg.c, sid, token, steps, interval)
 		post.await("the first notification", 1, progress(token))
-		last := post.lastID()
-		post.close()
+		last := post.LastID()
+		post.Close()
 		time.Sleep(wait) // no stream: notifications the server sends meanwhile are parked
 		resumed = tg.open(tg.c, sid, last)
 		resumed.await("the response", 1, response)
@@ -191,12 +191,12 @@ func TestCutNotesParked(t *testing.T) {
 	}
 
 	post, resumed, _ := cut("now", 0)
-	if got := count(post.all(), progress("now")) + count(resumed.all(), progress("now")); got != steps {
+	if got := count(post.Events(), progress("now")) + count(resumed.Events(), progress("now")); got != steps {
 		t.Fatalf("resumed at once: %d notifications on the POST stream and its resume, want all %d", got, steps)
 	}
 
 	post, resumed, sid := cut("late", 5*interval*time.Millisecond)
-	onPOST := count(post.all(), progress("late")) + count(resumed.all(), progress("late"))
+	onPOST := count(post.Events(), progress("late")) + count(resumed.Events(), progress("late"))
 	if onPOST >= steps {
 		t.Fatalf("resumed late: all %d notifications on the POST stream and its resume; want those sent meanwhile missing", onPOST)
 	}
