@@ -173,7 +173,12 @@ func (tg *fixtureServer) read(s *wire.Stream) *stream {
 
 // endedCleanly reports whether the server ended the stream (EOF).
 func (st *stream) endedCleanly() bool {
-	return st.Ended() && errors.Is(st.endErr(), io.EOF)
+	if !st.Ended() {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return errors.Is(st.err, io.EOF)
 }
 
 // await waits until n events satisfy match and returns every event so far.

@@ -107,8 +107,7 @@ func TestReplicasNoRouting(t *testing.T) {
 		if err != nil {
 			return // cut by the deadline without the response: nothing routed
 		}
-		var m wire.Message
-		if ev.Data != "" && json.Unmarshal([]byte(ev.Data), &m) == nil && m.IsResponse() {
+		if m, ok := msg(ev); ok && m.IsResponse() {
 			t.Fatal("the response reached replica B: live events were routed")
 		}
 	}

@@ -66,13 +66,6 @@ func (r *sseReader) Ended() bool {
 	}
 }
 
-// endErr is what ended the stream, nil while it is open.
-func (r *sseReader) endErr() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.err
-}
-
 // LastID returns the id of the last event that carried one.
 func (r *sseReader) LastID() string {
 	evs := r.Events()
