@@ -161,16 +161,6 @@ type proc struct {
 	done   chan struct{}
 }
 
-// buildBinary builds mcp-conform once per test, for tests that must kill it.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mcp-conform")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func startCall(t *testing.T, bin string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"call"}, args...)...)
@@ -296,7 +286,7 @@ func TestE2ECallRefresh(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the binary")
 	}
-	bin := buildBinary(t)
+	bin := buildCLI(t)
 	for _, mode := range []string{"auto", "reuse"} {
 		t.Run(mode, func(t *testing.T) {
 			s := newRefServer(t, server.Config{})

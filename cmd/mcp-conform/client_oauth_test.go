@@ -10,11 +10,14 @@ import (
 	"github.com/mcp-conform/mcp-conform/internal/report"
 )
 
-// TestClientOAuth: the reference client, which refreshes an expired access
+// TestE2EClientOAuth: the reference client, which refreshes an expired access
 // token in its session and stores the refreshed one, passes the OAuth
 // checks; each broken variant fails the one it breaks; a client that does
 // not do OAuth is not applicable, never failed.
-func TestClientOAuth(t *testing.T) {
+func TestE2EClientOAuth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the OAuth client checks against the reference and broken clients")
+	}
 	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {

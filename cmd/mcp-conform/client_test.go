@@ -82,7 +82,7 @@ func TestE2EClientCatchesFixtures(t *testing.T) {
 		t.Skip("runs the client checks against every broken client")
 	}
 	t.Parallel()
-	exe := plainCLI(t)
+	exe := buildCLI(t)
 	dir := t.TempDir()
 	type outcome struct {
 		out, errOut string
@@ -204,20 +204,12 @@ func caught(c report.Check) bool {
 	return c.Verdict == report.Fail || c.Verdict == report.Warn || c.Verdict == report.Info
 }
 
-// plainCLI builds mcp-conform without the race detector, for runs that
-// start many client processes.
-func plainCLI(t *testing.T) string {
-	t.Helper()
-	exe := filepath.Join(t.TempDir(), "mcp-conform")
-	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return exe
-}
-
-// TestClientWrapper: the shell wrapper around `mcp-conform call` passes
+// TestE2EClientWrapper: the shell wrapper around `mcp-conform call` passes
 // what it can do and declines show, which is reported not applicable.
-func TestClientWrapper(t *testing.T) {
+func TestE2EClientWrapper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the client checks against the call wrapper")
+	}
 	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
@@ -250,9 +242,12 @@ func TestClientWrapper(t *testing.T) {
 	}
 }
 
-// TestClientBaseline: a listed failure is an expected failure (exit 0); a
+// TestE2EClientBaseline: a listed failure is an expected failure (exit 0); a
 // listed check that passes is stale and fails the run.
-func TestClientBaseline(t *testing.T) {
+func TestE2EClientBaseline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs client checks against a broken client and the reference")
+	}
 	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
@@ -338,13 +333,15 @@ func verdictOf(t *testing.T, path, id string) report.Verdict {
 // TestE2EClientCatchesTaskFixturesModern: under --protocol-version 2026-07-28
 // the catalogue's Sessionless client checks (the CLI-TASK-* ones) pass on
 // the reference client and each fails on the variants that break it;
-// every check that needs sessions is not applicable.
+// every check that needs sessions is not applicable. A broken variant's
+// run is focused on the checks it breaks and skips, unless the matrix is
+// full; the reference's is the whole suite.
 func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the task checks against the broken task clients")
 	}
 	t.Parallel()
-	exe := plainCLI(t)
+	exe := buildCLI(t)
 	dir := t.TempDir()
 	sessionless := func(id string) bool { return suites.MustLookup(id).Revisions.Has(wire.Revision20260728) }
 	sessionlessChecks := 0
@@ -369,7 +366,12 @@ func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 			js := filepath.Join(dir, f.Name+".json")
 			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, exe, "client", "--protocol-version", "2026-07-28", "--json", js, "--command", command)
+			var focus []string
+			if f.Name != "reference" {
+				focus = scenariosOf(slices.Concat(f.Breaks, f.Skips))
+			}
+			args := append([]string{"client", "--protocol-version", "2026-07-28", "--json", js, "--command", command}, focus...)
+			cmd := exec.CommandContext(ctx, exe, args...)
 			var out, errOut bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errOut
 			cmd.WaitDelay = 10 * time.Second
@@ -397,6 +399,7 @@ func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 				task := sessionless(c.ID)
 				broken, skipped := slices.Contains(f.Breaks, c.ID), slices.Contains(f.Skips, c.ID)
 				switch {
+				case focus != nil && c.Verdict == report.Skip && c.Cause == report.NotSelected:
 				case !task && (c.Verdict != report.Skip || c.Cause != report.NoSessions):
 					t.Errorf("%s is %s (%s), want not applicable under 2026-07-28", c.ID, c.Verdict, c.Message)
 				case task && skipped && !declined(c):
@@ -497,11 +500,14 @@ func brokenClient(t *testing.T, name string) string {
 	return fmt.Sprintf("%s client reference --broken %s", shellQuote(exe), name)
 }
 
-// TestClientFaultsOnWhatTheServerSees: the checks that kill or interrupt
+// TestE2EClientFaultsOnWhatTheServerSees: the checks that kill or interrupt
 // a call in flight do so once the scripted server has sent the call a
 // notification, not once the client printed one, so a client that hands
 // no notification to its application is graded on what they are about.
-func TestClientFaultsOnWhatTheServerSees(t *testing.T) {
+func TestE2EClientFaultsOnWhatTheServerSees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs client checks against a broken client")
+	}
 	t.Parallel()
 	got := runClientChecks(t, brokenClient(t, "hides-notifications"), "CLI-RECONNECT", "CLI-CLEAR-ON-DISCONNECT", "CLI-RETRY-ONCE")
 	for _, id := range []string{"CLI-RECONNECT", "CLI-CLEAR-ON-DISCONNECT", "CLI-RETRY-ONCE"} {
@@ -511,10 +517,13 @@ func TestClientFaultsOnWhatTheServerSees(t *testing.T) {
 	}
 }
 
-// TestClientNoProgressToken: a client that calls without a progressToken,
+// TestE2EClientNoProgressToken: a client that calls without a progressToken,
 // as the specification allows, passes the checks that count a call's
 // notifications: they count its log messages, which need no token.
-func TestClientNoProgressToken(t *testing.T) {
+func TestE2EClientNoProgressToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs client checks against a broken client")
+	}
 	t.Parallel()
 	got := runClientChecks(t, brokenClient(t, "no-progress-token"), "CLI-RESUME", "CLI-RETRY-FIELD", "CLI-PERSIST")
 	for _, id := range []string{"CLI-RESUME", "CLI-RETRY-FIELD", "CLI-PERSIST"} {
@@ -524,10 +533,13 @@ func TestClientNoProgressToken(t *testing.T) {
 	}
 }
 
-// TestClientFallbackNeedsARejoin: CLI-FALLBACK is not applicable to a
+// TestE2EClientFallbackNeedsARejoin: CLI-FALLBACK is not applicable to a
 // client that never presents its stored session (nothing to fall back
 // from), not a pass, and still fails one that presents it and gives up.
-func TestClientFallbackNeedsARejoin(t *testing.T) {
+func TestE2EClientFallbackNeedsARejoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs client checks against a broken client")
+	}
 	t.Parallel()
 	c := runClientChecks(t, brokenClient(t, "reconnect-fresh"), "CLI-FALLBACK")["CLI-FALLBACK"]
 	if c.Verdict != report.Skip || c.Cause != report.NotApplicable || !strings.HasPrefix(c.Message, "not applicable: after the restart run 2 never presented its stored session") {
@@ -538,10 +550,13 @@ func TestClientFallbackNeedsARejoin(t *testing.T) {
 	}
 }
 
-// TestClientChoosesItsRevision: a client that speaks 2026-07-28 by itself,
+// TestE2EClientChoosesItsRevision: a client that speaks 2026-07-28 by itself,
 // not told to, is graded in that revision: every check that needs
 // sessions is not applicable, saying why, and the task checks pass.
-func TestClientChoosesItsRevision(t *testing.T) {
+func TestE2EClientChoosesItsRevision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the client checks against a broken client")
+	}
 	t.Parallel()
 	got := runClientChecks(t, brokenClient(t, "chooses-2026-07-28"), suites.IDs(catalogue.Client)...)
 	for _, e := range suites.Of(catalogue.Client) {
@@ -556,11 +571,14 @@ func TestClientChoosesItsRevision(t *testing.T) {
 	}
 }
 
-// TestClientCancelReachesTheClientOnly: the user's cancel is a SIGINT to
+// TestE2EClientCancelReachesTheClientOnly: the user's cancel is a SIGINT to
 // the client process, not its process group: a bridge that ignores it
 // fails CLI-CANCEL-WAIT though its child would have ended with a group
 // signal, and the reference client, which ends the wait itself, passes.
-func TestClientCancelReachesTheClientOnly(t *testing.T) {
+func TestE2EClientCancelReachesTheClientOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs client checks against a broken client and the reference")
+	}
 	t.Parallel()
 	c := runClientChecks(t, brokenClient(t, "bridge-ignores-cancel"), "CLI-CANCEL-WAIT")["CLI-CANCEL-WAIT"]
 	if c.Verdict != report.Fail || !strings.HasPrefix(c.Message, "the client was still waiting") {
@@ -575,11 +593,14 @@ func TestClientCancelReachesTheClientOnly(t *testing.T) {
 	}
 }
 
-// TestClientExtensionsSaySo: a check that rests on this project's
+// TestE2EClientExtensionsSaySo: a check that rests on this project's
 // resilience extensions (the recovery hint, data.resume, the allow-list
 // of session-expired errors) says so when it fails, and a client that
 // does what the specification requires on a 404 is told it did.
-func TestClientExtensionsSaySo(t *testing.T) {
+func TestE2EClientExtensionsSaySo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs client checks against broken clients")
+	}
 	t.Parallel()
 	const ext = "this project's resilience extension, not the MCP specification"
 	for _, tc := range []struct{ fixture, id, also string }{
@@ -598,11 +619,14 @@ func TestClientExtensionsSaySo(t *testing.T) {
 	}
 }
 
-// TestClientMessagesNameTheCause: against the Go SDK's client, which gives
+// TestE2EClientMessagesNameTheCause: against the Go SDK's client, which gives
 // up at every 404, the checks it fails by ending with an error each say
 // what the client had to do, on one line, and quote the client's own
 // error on the next, with no assertion dump.
-func TestClientMessagesNameTheCause(t *testing.T) {
+func TestE2EClientMessagesNameTheCause(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs client checks against the Go SDK's client")
+	}
 	t.Parallel()
 	adapter := filepath.Join(t.TempDir(), "gosdk-client")
 	if out, err := exec.Command("go", "build", "-o", adapter, "../../fixtures/thirdparty/clients/gosdk").CombinedOutput(); err != nil {

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -235,37 +234,6 @@ func runFixtures(t *testing.T, order []servers.Fixture, proves func(servers.Fixt
 		}
 	}()
 	return results
-}
-
-// buildCLI builds mcp-conform without the race detector (honouring the
-// environment's GOFLAGS), for the fixture runs: they are many, and run as
-// separate processes. The package's tests share one build.
-func buildCLI(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		if built.dir, built.err = os.MkdirTemp("", "mcp-conform-cli-"); built.err != nil {
-			return
-		}
-		built.exe = filepath.Join(built.dir, "mcp-conform")
-		if out, err := exec.Command(goTool, "build", "-o", built.exe, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.exe
-}
-
-// built is the binary buildCLI built once; TestMain removes its directory.
-var built struct {
-	once     sync.Once
-	dir, exe string
-	err      error
 }
 
 // suiteAgainst runs the server suites against fixture f started by exe.

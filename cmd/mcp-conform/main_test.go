@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -17,7 +18,10 @@ import (
 const selfEnv = "MCP_CONFORM_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(selfEnv) == "1" {
+	if os.Getenv(selfEnv) == "1" || filepath.Base(os.Args[0]) == cliName {
+		// The processes it starts as itself (the reference client) act as
+		// the command too.
+		os.Setenv(selfEnv, "1")
 		main()
 	}
 	flag.Parse()

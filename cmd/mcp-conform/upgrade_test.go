@@ -146,7 +146,7 @@ func startReference(t *testing.T, bin, addr, revisions string) *exec.Cmd {
 // 2025-11-25 only, its call of 2026-07-28 is refused with a 400 holding no error of
 // 2026-07-28, and it initializes a session and calls there. No step loops.
 func TestCallAcrossUpgrade(t *testing.T) {
-	bin := buildBinary(t)
+	bin := buildCLI(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
