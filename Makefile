@@ -2,6 +2,8 @@ GO ?= go
 # -trimpath: no build depends on the checkout's directory, so a fresh clone
 # reuses what another clone left in the build cache instead of compiling
 # every package again (about 90 s of make test on two cores).
+# Two a core, for what mostly waits.
+PER_CORE_2 := $(shell echo $$(( 2 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) )))
 export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(GOFLAGS)))
 BIN := bin/mcp-conform
 # Arguments for `make run`, e.g. make run ARGS="reference-server --addr 127.0.0.1:9000".
@@ -47,8 +49,9 @@ test: lint
 	@$(MAKE) --no-print-directory -j2 test-race test-e2e
 
 ## test-race: make test's race pass alone
+# -p: two test binaries a core, as the slowest packages' tests mostly wait.
 test-race:
-	$(GO) test -race -short -count=1 -timeout 10m ./...
+	$(GO) test -race -short -count=1 -timeout 10m -p $(PER_CORE_2) ./...
 
 ## test-e2e: make test's end-to-end pass alone
 test-e2e:

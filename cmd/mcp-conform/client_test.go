@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -70,8 +71,9 @@ func TestClientReference(t *testing.T) {
 	checkClientLanes(t, page, "CLI-RESUME")
 }
 
-// clientWorkers is how many variant runs go at once.
-const clientWorkers = 6
+// clientWorkers is how many variant runs go at once: three a core (six on
+// two), as a run mostly waits on the client processes it starts.
+var clientWorkers = 3 * runtime.GOMAXPROCS(0)
 
 // TestE2EClientCatchesFixtures: against each variant of the reference client,
 // exactly the checks it breaks fail, those it skips are not applicable,

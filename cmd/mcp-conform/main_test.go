@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/testparallel"
 )
 
 // selfEnv makes the test binary act as the mcp-conform command, so tests
@@ -24,30 +24,15 @@ func TestMain(m *testing.M) {
 		os.Setenv(selfEnv, "1")
 		main()
 	}
-	flag.Parse()
-	parallelBeside()
+	// Its parallel tests mostly wait on the processes they start (harness
+	// runs against fixtures, the reference, Redis, Chromium); the fixture
+	// runs themselves are bounded by fixturePool.
+	testparallel.PerCore(2)
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
 	os.Exit(code)
-}
-
-// besideEachOther is this package's default -parallel. Its parallel tests
-// mostly wait on the processes they start (harness runs against fixtures,
-// the reference, Redis, Chromium), so more of them fit beside each other
-// than GOMAXPROCS, go test's default; the fixture runs themselves are
-// bounded by fixturePool.
-const besideEachOther = 4
-
-// parallelBeside raises -test.parallel to besideEachOther unless it was
-// given.
-func parallelBeside() {
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(besideEachOther))
-	}
 }
 
 // self returns a command that runs mcp-conform with args.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/testparallel"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
@@ -22,6 +23,8 @@ func TestMain(m *testing.M) {
 	if kind := os.Getenv(helperEnv); kind != "" {
 		os.Exit(helperClient(kind))
 	}
+	// The budget tests wait on clients that are slow or silent on purpose.
+	testparallel.PerCore(2)
 	os.Exit(m.Run())
 }
 
