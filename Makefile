@@ -2,6 +2,9 @@ GO ?= go
 # -trimpath: no build depends on the checkout's directory, so a fresh clone
 # reuses what another clone left in the build cache instead of compiling
 # every package again (about 90 s of make test on two cores).
+# The tests' processes are short-lived and small: collecting their garbage
+# four times less often saves a tenth of make test's CPU.
+TEST_GOGC := 400
 # Two a core, for what mostly waits.
 PER_CORE_2 := $(shell echo $$(( 2 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) )))
 export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(GOFLAGS)))
@@ -51,11 +54,11 @@ test: lint
 ## test-race: make test's race pass alone
 # -p: two test binaries a core, as the slowest packages' tests mostly wait.
 test-race:
-	$(GO) test -race -short -count=1 -timeout 10m -p $(PER_CORE_2) ./...
+	GOGC=$(TEST_GOGC) $(GO) test -race -short -count=1 -timeout 10m -p $(PER_CORE_2) ./...
 
 ## test-e2e: make test's end-to-end pass alone
 test-e2e:
-	$(GO) test -count=1 -timeout 10m -run $(E2E_RUN) $(E2E_PKGS)
+	GOGC=$(TEST_GOGC) $(GO) test -count=1 -timeout 10m -run $(E2E_RUN) $(E2E_PKGS)
 
 ## test-matrix: every check against every fixture (make test runs each fixture's own checks); CI runs it
 # What it adds to make test: every check is seen to pass on each fixture
