@@ -114,8 +114,8 @@ bench:
 ## flake N=10: make test's passes N times over, to catch flakes
 N ?= 10
 flake:
-	$(GO) test -race -short -count=$(N) -timeout 60m ./...
-	$(GO) test -count=$(N) -timeout 60m -run $(E2E_RUN) $(E2E_PKGS)
+	GOGC=$(TEST_GOGC) $(GO) test -race -short -count=$(N) -timeout 60m -p $(PER_CORE_2) ./...
+	GOGC=$(TEST_GOGC) $(GO) test -count=$(N) -timeout 60m -run $(E2E_RUN) $(E2E_PKGS)
 
 ## clean: remove bin/
 clean:
