@@ -1,12 +1,12 @@
 GO ?= go
-# -trimpath: no build depends on the checkout's directory, so a fresh clone
-# reuses what another clone left in the build cache instead of compiling
-# every package again (about 90 s of make test on two cores).
 # The tests' processes are short-lived and small: collecting their garbage
 # four times less often saves a tenth of make test's CPU.
 TEST_GOGC := 400
 # Two a core, for what mostly waits.
 PER_CORE_2 := $(shell echo $$(( 2 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) )))
+# -trimpath: no build depends on the checkout's directory, so a fresh clone
+# reuses what another clone left in the build cache instead of compiling
+# every package again (about 90 s of make test on two cores).
 export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(GOFLAGS)))
 BIN := bin/mcp-conform
 # Arguments for `make run`, e.g. make run ARGS="reference-server --addr 127.0.0.1:9000".
@@ -32,7 +32,7 @@ build:
 E2E_PKGS := $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' '^func TestE2E' .))))
 E2E_RUN := '^TestE2E'
 
-## test: the self-tests: lint, then the race pass beside the end-to-end pass (about 2.5 minutes on two cores)
+## test: the self-tests: lint, then the race pass beside the end-to-end pass (about three minutes on two cores)
 # Two passes, each where it finds what it is for:
 #  1. test-race: every package with the race detector and -short: the
 #     unit and integration tests. In cmd/mcp-conform, TestE2EServerReference

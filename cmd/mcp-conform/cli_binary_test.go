@@ -18,9 +18,8 @@ const cliName = "mcp-conform"
 // runs that start it as many separate processes (fixture runs, client
 // runs, calls the tests kill). The package's tests share one. Without the
 // detector, this test binary is that build, so it is linked under the
-// command's name instead of built again: the end-to-end pass builds
-// nothing. Under the detector it is built (honouring the environment's
-// GOFLAGS).
+// command's name instead of built again. Under the detector it is built
+// (honouring the environment's GOFLAGS).
 func buildCLI(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
