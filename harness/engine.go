@@ -19,7 +19,8 @@ import (
 
 // DefaultParallel is how many checks of a side run at once unless told
 // otherwise; it follows the cores the harness may use. A server check
-// mostly waits on the target's timings, so three a core fit; a client
+// mostly waits on the target's timings, so five a core fit (what a busy
+// machine stretches past a check's premise is inconclusive, retried); a client
 // check runs the client under test, a process that needs a core of its
 // own to keep to the timings the check judges.
 func DefaultParallel(side catalogue.Side) int {
@@ -27,7 +28,7 @@ func DefaultParallel(side catalogue.Side) int {
 	if side == catalogue.Client {
 		return max(1, cores)
 	}
-	return max(2, 3*cores)
+	return max(2, 5*cores)
 }
 
 // DefaultMargin is what a check's deadline adds to twice its need, before

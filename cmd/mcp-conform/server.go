@@ -42,7 +42,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&o.FollowRedirects, "follow-redirects", false, "follow the target's redirects within its origin (scheme, host and port); without it a redirect is a setup error, and a redirect to another origin always is")
 	expected := fs.String("expected-failures", "", "baseline file of check IDs allowed to fail (one per line, # comments; ID@revision for one revision of a run)")
 	fs.DurationVar(&o.Timeout, "timeout", harness.DefaultTimeout, "bound on the whole run")
-	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel(catalogue.Server), "how many checks run at once (default: three per core; the exclusive checks, RUNS alone in mcp-conform list, run alone); 1 runs them one after another")
+	fs.IntVar(&o.Parallel, "parallel", harness.DefaultParallel(catalogue.Server), "how many checks run at once (default: five per core; the exclusive checks, RUNS alone in mcp-conform list, run alone); 1 runs them one after another")
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every check's exchange log to stderr as it finishes")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: mcp-conform server [flags]
