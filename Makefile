@@ -31,6 +31,9 @@ build:
 # TestE2EServerReference skip under -short.
 E2E_PKGS := $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' '^func TestE2E' .))))
 E2E_RUN := '^TestE2E'
+# How many times each pass runs its tests, and its bound (make flake raises both).
+COUNT ?= 1
+TEST_TIMEOUT ?= 10m
 
 ## test: the self-tests: lint, then the race pass beside the end-to-end pass (about three minutes on two cores)
 # Two passes, each where it finds what it is for:
@@ -54,11 +57,11 @@ test: lint
 ## test-race: make test's race pass alone
 # -p: two test binaries a core, as the slowest packages' tests mostly wait.
 test-race:
-	GOGC=$(TEST_GOGC) $(GO) test -race -short -count=1 -timeout 10m -p $(PER_CORE_2) ./...
+	GOGC=$(TEST_GOGC) $(GO) test -race -short -count=$(COUNT) -timeout $(TEST_TIMEOUT) -p $(PER_CORE_2) ./...
 
 ## test-e2e: make test's end-to-end pass alone
 test-e2e:
-	GOGC=$(TEST_GOGC) $(GO) test -count=1 -timeout 10m -run $(E2E_RUN) $(E2E_PKGS)
+	GOGC=$(TEST_GOGC) $(GO) test -count=$(COUNT) -timeout $(TEST_TIMEOUT) -run $(E2E_RUN) $(E2E_PKGS)
 
 ## test-matrix: every check against every fixture (make test runs each fixture's own checks); CI runs it
 # What it adds to make test: every check is seen to pass on each fixture
@@ -114,8 +117,7 @@ bench:
 ## flake N=10: make test's passes N times over, to catch flakes
 N ?= 10
 flake:
-	GOGC=$(TEST_GOGC) $(GO) test -race -short -count=$(N) -timeout 60m -p $(PER_CORE_2) ./...
-	GOGC=$(TEST_GOGC) $(GO) test -count=$(N) -timeout 60m -run $(E2E_RUN) $(E2E_PKGS)
+	@$(MAKE) --no-print-directory test-race test-e2e COUNT=$(N) TEST_TIMEOUT=60m
 
 ## clean: remove bin/
 clean:

@@ -283,9 +283,7 @@ func stepsOf(ls []line) string {
 // remaining notification exactly once, then the result (CLI-PERSIST,
 // CLI-RECONNECT, CLI-RESUME), in both rejoin modes.
 func TestE2ECallRefresh(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the binary")
-	}
+	skipShort(t, "builds and kills the binary")
 	bin := buildCLI(t)
 	for _, mode := range []string{"auto", "reuse"} {
 		t.Run(mode, func(t *testing.T) {

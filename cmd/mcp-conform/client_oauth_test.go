@@ -15,9 +15,7 @@ import (
 // checks; each broken variant fails the one it breaks; a client that does
 // not do OAuth is not applicable, never failed.
 func TestE2EClientOAuth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the OAuth client checks against the reference and broken clients")
-	}
+	skipShort(t, "runs the OAuth client checks against the reference and broken clients")
 	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {

@@ -80,9 +80,7 @@ var clientWorkers = 3 * runtime.GOMAXPROCS(0)
 // and every other check passes (all of them, for a legitimate variant).
 // The runs use a binary built without the race detector, a few at a time.
 func TestE2EClientCatchesFixtures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the client checks against every broken client")
-	}
+	skipShort(t, "runs the client checks against every broken client")
 	t.Parallel()
 	exe := buildCLI(t)
 	dir := t.TempDir()
@@ -209,9 +207,7 @@ func caught(c report.Check) bool {
 // TestE2EClientWrapper: the shell wrapper around `mcp-conform call` passes
 // what it can do and declines show, which is reported not applicable.
 func TestE2EClientWrapper(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the client checks against the call wrapper")
-	}
+	skipShort(t, "runs the client checks against the call wrapper")
 	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
@@ -247,9 +243,7 @@ func TestE2EClientWrapper(t *testing.T) {
 // TestE2EClientBaseline: a listed failure is an expected failure (exit 0); a
 // listed check that passes is stale and fails the run.
 func TestE2EClientBaseline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs client checks against a broken client and the reference")
-	}
+	skipShort(t, "runs client checks against a broken client and the reference")
 	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
@@ -339,9 +333,7 @@ func verdictOf(t *testing.T, path, id string) report.Verdict {
 // run is focused on the checks it breaks and skips, unless the matrix is
 // full; the reference's is the whole suite.
 func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the task checks against the broken task clients")
-	}
+	skipShort(t, "runs the task checks against the broken task clients")
 	t.Parallel()
 	exe := buildCLI(t)
 	dir := t.TempDir()
@@ -431,9 +423,7 @@ func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 // message says what was awaited, for how long, and why it is the
 // client's failure.
 func TestE2EClientHangIsBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the measured run and two runs' budgets")
-	}
+	skipShort(t, "waits for the measured run and two runs' budgets")
 	t.Parallel()
 	wants := map[string]*regexp.Regexp{
 		"CLI-STATUS":       regexp.MustCompile(`^run 1 \(call\) still running ([0-9.]+m?s) after it started, past its budget of ([0-9.]+m?s); it sent no request and printed nothing: the client does not finish\n`),
@@ -507,9 +497,7 @@ func brokenClient(t *testing.T, name string) string {
 // notification, not once the client printed one, so a client that hands
 // no notification to its application is graded on what they are about.
 func TestE2EClientFaultsOnWhatTheServerSees(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs client checks against a broken client")
-	}
+	skipShort(t, "runs client checks against a broken client")
 	t.Parallel()
 	got := runClientChecks(t, brokenClient(t, "hides-notifications"), "CLI-RECONNECT", "CLI-CLEAR-ON-DISCONNECT", "CLI-RETRY-ONCE")
 	for _, id := range []string{"CLI-RECONNECT", "CLI-CLEAR-ON-DISCONNECT", "CLI-RETRY-ONCE"} {
@@ -523,9 +511,7 @@ func TestE2EClientFaultsOnWhatTheServerSees(t *testing.T) {
 // as the specification allows, passes the checks that count a call's
 // notifications: they count its log messages, which need no token.
 func TestE2EClientNoProgressToken(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs client checks against a broken client")
-	}
+	skipShort(t, "runs client checks against a broken client")
 	t.Parallel()
 	got := runClientChecks(t, brokenClient(t, "no-progress-token"), "CLI-RESUME", "CLI-RETRY-FIELD", "CLI-PERSIST")
 	for _, id := range []string{"CLI-RESUME", "CLI-RETRY-FIELD", "CLI-PERSIST"} {
@@ -539,9 +525,7 @@ func TestE2EClientNoProgressToken(t *testing.T) {
 // client that never presents its stored session (nothing to fall back
 // from), not a pass, and still fails one that presents it and gives up.
 func TestE2EClientFallbackNeedsARejoin(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs client checks against a broken client")
-	}
+	skipShort(t, "runs client checks against a broken client")
 	t.Parallel()
 	c := runClientChecks(t, brokenClient(t, "reconnect-fresh"), "CLI-FALLBACK")["CLI-FALLBACK"]
 	if c.Verdict != report.Skip || c.Cause != report.NotApplicable || !strings.HasPrefix(c.Message, "not applicable: after the restart run 2 never presented its stored session") {
@@ -556,9 +540,7 @@ func TestE2EClientFallbackNeedsARejoin(t *testing.T) {
 // not told to, is graded in that revision: every check that needs
 // sessions is not applicable, saying why, and the task checks pass.
 func TestE2EClientChoosesItsRevision(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the client checks against a broken client")
-	}
+	skipShort(t, "runs the client checks against a broken client")
 	t.Parallel()
 	got := runClientChecks(t, brokenClient(t, "chooses-2026-07-28"), suites.IDs(catalogue.Client)...)
 	for _, e := range suites.Of(catalogue.Client) {
@@ -578,9 +560,7 @@ func TestE2EClientChoosesItsRevision(t *testing.T) {
 // fails CLI-CANCEL-WAIT though its child would have ended with a group
 // signal, and the reference client, which ends the wait itself, passes.
 func TestE2EClientCancelReachesTheClientOnly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs client checks against a broken client and the reference")
-	}
+	skipShort(t, "runs client checks against a broken client and the reference")
 	t.Parallel()
 	c := runClientChecks(t, brokenClient(t, "bridge-ignores-cancel"), "CLI-CANCEL-WAIT")["CLI-CANCEL-WAIT"]
 	if c.Verdict != report.Fail || !strings.HasPrefix(c.Message, "the client was still waiting") {
@@ -600,9 +580,7 @@ func TestE2EClientCancelReachesTheClientOnly(t *testing.T) {
 // of session-expired errors) says so when it fails, and a client that
 // does what the specification requires on a 404 is told it did.
 func TestE2EClientExtensionsSaySo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs client checks against broken clients")
-	}
+	skipShort(t, "runs client checks against broken clients")
 	t.Parallel()
 	const ext = "this project's resilience extension, not the MCP specification"
 	for _, tc := range []struct{ fixture, id, also string }{
@@ -626,9 +604,7 @@ func TestE2EClientExtensionsSaySo(t *testing.T) {
 // what the client had to do, on one line, and quote the client's own
 // error on the next, with no assertion dump.
 func TestE2EClientMessagesNameTheCause(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs client checks against the Go SDK's client")
-	}
+	skipShort(t, "runs client checks against the Go SDK's client")
 	t.Parallel()
 	adapter := filepath.Join(t.TempDir(), "gosdk-client")
 	if out, err := exec.Command("go", "build", "-o", adapter, "../../fixtures/thirdparty/clients/gosdk").CombinedOutput(); err != nil {

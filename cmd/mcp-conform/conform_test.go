@@ -141,9 +141,7 @@ type fixtureRun struct {
 // The runs use a binary built without the race detector, a bounded number
 // at a time, longest-looking first.
 func TestE2EServerCatchesFixtures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole suite against every fixture")
-	}
+	skipShort(t, "runs the whole suite against every fixture")
 	t.Parallel()
 	began := time.Now()
 	// The stateless fixtures have a test of their own (below).
@@ -291,9 +289,7 @@ func wantExit(breaks []string) int {
 // --protocol-version 2026-07-28 against every fixture whose defect can show
 // there: exactly its ModernBreaks do not pass.
 func TestE2EServerCatchesFixturesModern(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the sessionless checks against fixtures")
-	}
+	skipShort(t, "runs the sessionless checks against fixtures")
 	t.Parallel()
 	var some []servers.Fixture
 	for _, f := range servers.All() {
@@ -344,9 +340,7 @@ func sessionlessDefect(f servers.Fixture) bool {
 // runs and passes except the fixture's Breaks, which fail, and every other
 // check is skipped as not applicable, never failed.
 func TestE2EServerCatchesStatelessFixtures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the suite against the stateless fixtures")
-	}
+	skipShort(t, "runs the suite against the stateless fixtures")
 	t.Parallel()
 	var some []servers.Fixture
 	for _, f := range servers.All() {
@@ -502,9 +496,7 @@ const boundedRun = 45 * time.Second
 // profile says they need, plus a margin), say what they waited for and how
 // long, and the whole run ends well within boundedRun.
 func TestE2EFailingWaitsAreBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole suite against a fixture")
-	}
+	skipShort(t, "runs the whole suite against a fixture")
 	t.Parallel()
 	began := time.Now()
 	r, out := checkFixture(t, "orphaned-notifications-dropped", "testdata/slow-notifying.yaml", exitFail)
@@ -529,9 +521,7 @@ func TestE2EFailingWaitsAreBounded(t *testing.T) {
 // session warm; with none declared it cannot, and its failure names the
 // expiry first, not the refused resume that followed from it.
 func TestE2ESessionLostMidCheck(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a check against a fixture twice")
-	}
+	skipShort(t, "runs a check against a fixture twice")
 	t.Parallel()
 	const focus = "^REDIRECT-NO-RESPONSE:"
 	r, _ := checkFixture(t, "reaped-while-listening", "../../fixtures/profile.yaml", exitOK, "--focus", focus)
@@ -561,9 +551,7 @@ func checkIn(t *testing.T, r *report.Run, id string) report.Check {
 // server with an idle TTL alone: the two checks about the grace period
 // skip and say why; every other check, GRACE-EXPIRES included, passes.
 func TestE2EZeroGracePeriod(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole suite against a fixture")
-	}
+	skipShort(t, "runs the whole suite against a fixture")
 	t.Parallel()
 	r, _ := checkFixture(t, "no-grace-period", "testdata/no-grace.yaml", exitOK, "--strict")
 	for _, c := range r.Checks {
@@ -583,9 +571,7 @@ func TestE2EZeroGracePeriod(t *testing.T) {
 // still catch the fixtures that break them (TestProfileCommand has them
 // pass on the reference with no profile).
 func TestE2ENoToolChecks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs checks against fixtures")
-	}
+	skipShort(t, "runs checks against fixtures")
 	t.Parallel()
 	noTool := []string{"GET-NO-RESPONSES", "EVT-ID-UNIQUE", "SSE-PRIMING", "GET-PRIMED"}
 	for fixture, broken := range map[string]string{"responses-copied-to-get": "GET-NO-RESPONSES", "post-priming-id-reused": "EVT-ID-UNIQUE", "post-streams-unprimed": "SSE-PRIMING", "get-streams-unprimed": "GET-PRIMED"} {

@@ -127,9 +127,7 @@ func checkHTMLTimeline(t *testing.T, path, id, verdict string) {
 // their timelines: the lanes before and after the cut, and the cut itself,
 // drawn from the JSON report's timeline.
 func TestE2EHTMLBrokenFixture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs checks against a fixture")
-	}
+	skipShort(t, "runs checks against a fixture")
 	t.Parallel()
 	page := filepath.Join(t.TempDir(), "r.html")
 	r, _ := checkFixture(t, "orphaned-notifications-dropped", "../../fixtures/profile.yaml", exitFail,
@@ -148,9 +146,7 @@ func TestE2EHTMLBrokenFixture(t *testing.T) {
 // call's stream, after the call and its events went out; the arming is a
 // note.
 func TestE2ECutAfterOnTimeline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a check against the reference")
-	}
+	skipShort(t, "runs a check against the reference")
 	t.Parallel()
 	js := filepath.Join(t.TempDir(), "r.json")
 	out, errOut, code := runSelf(t, time.Minute, "server", "--focus", "^EVT-REPLAY-POST:", "--json", js)

@@ -87,9 +87,7 @@ func serverWith(t *testing.T, dir, name string, want int) *report.Run {
 // with a defect, the baseline lists the check with why, and the run passes
 // with it as an expected failure.
 func TestE2EInitThenServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: runs checks against fixtures")
-	}
+	skipShort(t, "end-to-end: runs checks against fixtures")
 	// session-id-sequential breaks only SESS-ID-ENTROPY, which is not run.
 	dir := initAgainst(t, "session-id-sequential")
 	data, err := os.ReadFile(filepath.Join(dir, initExpected))

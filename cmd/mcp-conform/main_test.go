@@ -35,6 +35,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// skipShort skips an end-to-end test under -short (make test's race
+// pass), saying what it would have run.
+func skipShort(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(what)
+	}
+}
+
 // self returns a command that runs mcp-conform with args.
 func self(t *testing.T, ctx context.Context, args ...string) *exec.Cmd {
 	t.Helper()

@@ -11,9 +11,7 @@ import (
 // first with the check it blocked beneath it, links to the resilience
 // profile under --docs-url, and the passes collapsed.
 func TestE2EMarkdownReport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: runs checks against a fixture")
-	}
+	skipShort(t, "end-to-end: runs checks against a fixture")
 	md := filepath.Join(t.TempDir(), "summary.md")
 	checkFixture(t, "unknown-id-400-everywhere", "../../fixtures/profile.yaml", exitFail,
 		"--focus", "^(SESS-UNKNOWN-404|SESS-DELETE|SESS-ID-CHARS|GRACE-EXPIRES)$", "--markdown", md, "--docs-url", "https://example.org/mcp-conform/blob/v1")

@@ -62,9 +62,7 @@ func TestReplicaKilledTask(t *testing.T) {
 // run by --server-cmd sees the task survive the restart (the durable
 // case; in memory it sees -32602).
 func TestE2ETaskRestartOnRedis(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and restarts a served reference")
-	}
+	skipShort(t, "builds the binary and restarts a served reference")
 	t.Parallel()
 	profile, err := filepath.Abs("../../fixtures/profile.yaml")
 	if err != nil {

@@ -29,9 +29,7 @@ import (
 // of its own), pass against the reference replicas and fail against
 // exactly the fixtures that break them.
 func TestE2EServerCatchesReplicaFixtures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the replica checks against every replica fixture")
-	}
+	skipShort(t, "runs the replica checks against every replica fixture")
 	t.Parallel()
 	profile, err := filepath.Abs("../../fixtures/profile.yaml")
 	if err != nil {
@@ -160,9 +158,7 @@ func startReplica(t *testing.T, exe, store string) (string, *exec.Cmd) {
 // returns clients of both and replica A's process, for a test to kill.
 func servedReplicas(t *testing.T) (ctx context.Context, a, b *wire.Client, cmdA *exec.Cmd) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary and runs two replicas")
-	}
+	skipShort(t, "builds the binary and runs two replicas")
 	t.Parallel()
 	exe := buildCLI(t)
 	rs := redistest.Start(t)

@@ -23,9 +23,7 @@ import (
 // check is named ID@revision, once per revision it runs at; every check
 // but the broken ones passes.
 func TestE2EServerCatchesFixturesDual(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs both revisions' checks against fixtures")
-	}
+	skipShort(t, "runs both revisions' checks against fixtures")
 	t.Parallel()
 	var some []servers.Fixture
 	for _, name := range []string{"origin-unchecked-sessionless", "task-cancel-on-drop", "rejects-null-arguments"} {
@@ -113,9 +111,7 @@ func dualVerdicts(f servers.Fixture, r fixtureRun) []string {
 // bare ID at both, so a pass at the other is stale and fails the run;
 // --focus '^ID$' selects the check at both revisions.
 func TestE2EDualRunBaseline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a fixture")
-	}
+	skipShort(t, "runs a fixture")
 	t.Parallel()
 	exe := buildCLI(t)
 	profile, err := filepath.Abs("../../fixtures/profile.yaml")
@@ -159,9 +155,7 @@ func TestE2EDualRunBaseline(t *testing.T) {
 // failure at its revision (ORIGIN-403@2026-07-28, not the bare ID, which
 // would be stale at 2025-11-25), and the run it suggests passes with it.
 func TestE2EInitDual(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: runs checks against a fixture")
-	}
+	skipShort(t, "end-to-end: runs checks against a fixture")
 	t.Parallel()
 	dir := t.TempDir()
 	exe := buildCLI(t)

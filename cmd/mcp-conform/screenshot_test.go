@@ -29,9 +29,7 @@ func TestE2EHTMLScreenshots(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Skip("no " + chromium)
 	}
-	if testing.Short() {
-		t.Skip("runs checks against a fixture")
-	}
+	skipShort(t, "runs checks against a fixture")
 	t.Parallel()
 	dir := t.TempDir()
 	out := dir

@@ -41,9 +41,7 @@ func TestVersionLine(t *testing.T) {
 // TestE2EVersionCommand: 'version' and '--version' print the build's version
 // and commit: a release's from -ldflags, a clone's from its VCS stamp.
 func TestE2EVersionCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds mcp-conform")
-	}
+	skipShort(t, "builds mcp-conform")
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git: builds are not stamped with a commit")
 	}
