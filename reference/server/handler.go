@@ -549,8 +549,13 @@ func (s *Server) initializeNew(ctx context.Context, w http.ResponseWriter, r *ht
 // calls are answered.
 func (s *Server) reinitialize(w http.ResponseWriter, r *http.Request, sess *session) {
 	g := s.newGeneration(sess)
-	if !g.acquire() { // the session was removed meanwhile
-		s.writeSessionGone(w)
+	if !g.acquire() {
+		// The session was removed meanwhile. Its removal killed w's writes:
+		// an answer written through w would be a status line without its
+		// body. release answers why instead (answerLost).
+		if !sess.isGone() {
+			s.writeSessionGone(w)
+		}
 		return
 	}
 	defer g.release()

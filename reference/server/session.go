@@ -277,10 +277,18 @@ func (s *session) isGone() bool {
 	return s.gone
 }
 
+// addGeneration enlists g among the session's transports; a session
+// already removed gets none, so g starts closed: no request acquires it.
 func (s *session) addGeneration(g *generation) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		g.mu.Lock()
+		g.closed = true
+		g.mu.Unlock()
+		return
+	}
 	s.gens = append(s.gens, g)
-	s.mu.Unlock()
 }
 
 func (s *session) forgetGeneration(g *generation) {
