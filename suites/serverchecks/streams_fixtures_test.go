@@ -178,46 +178,53 @@ func TestDisconnectCancels(t *testing.T) {
 func TestCutNotesParked(t *testing.T) {
 	t.Parallel()
 	tg := serve(t, "cut-notes-parked")
-	const steps, interval = 6, 200
-	// cut returns the call's POST stream, cut after its first notification,
-	// and the stream that resumed it after wait; gap is how long the test
-	// took from that notification to the resumed stream's answer.
-	cut := func(token string, wait time.Duration) (post, resumed *stream, sid string, gap time.Duration) {
+	// cut calls the tool (steps notifications, the first intervalMS after
+	// the call, the next intervalMS apart), cuts its POST stream after the
+	// first and resumes it after wait. It returns both streams and when the
+	// resume's headers came, counted from just before the call was sent.
+	cut := func(token string, steps, intervalMS int, wait time.Duration) (post, resumed *stream, sid string, resumedAt time.Duration) {
 		sid = tg.connect(tg.c)
-		post = tg.call(tg.c, sid, token, steps, interval)
-		post.await("the first notification", 1, progress(token))
 		began := time.Now()
+		post = tg.call(tg.c, sid, token, steps, intervalMS)
+		post.await("the first notification", 1, progress(token))
 		last := post.LastID()
 		post.Close()
 		time.Sleep(wait) // no stream: notifications the server sends meanwhile are parked
 		resumed = tg.open(tg.c, sid, last)
-		gap = time.Since(began)
+		resumedAt = time.Since(began)
 		resumed.await("the response", 1, response)
-		return post, resumed, sid, gap
+		return post, resumed, sid, resumedAt
 	}
 
 	// "At once" holds only if the resume reaches the server before the
-	// call's next notification, interval ms after the first. A resume the
-	// test itself was slow to make (a busy machine) proves nothing either
-	// way and is made again, on a new session; only one made in under half
-	// the interval can fail the fixture.
+	// call's second notification, which it sends no sooner than two
+	// intervals after the test sent the call: the server's clock starts
+	// later. The server takes the resume over just after it sends the
+	// headers, so only a resume whose headers came half an interval before
+	// that can fail the fixture; one the test itself was slow to make (a
+	// busy machine) proves nothing either way and is made again, on a new
+	// session. A long interval leaves the test that half interval to see
+	// the first notification, cut the stream and resume it.
+	const nowSteps, nowInterval = 3, 1000
+	inTime := time.Duration(2*nowInterval-nowInterval/2) * time.Millisecond
 	for try := 1; ; try++ {
 		token := fmt.Sprintf("now-%d", try)
-		post, resumed, _, gap := cut(token, 0)
+		post, resumed, _, at := cut(token, nowSteps, nowInterval, 0)
 		got := count(post.Events(), progress(token)) + count(resumed.Events(), progress(token))
-		if got == steps {
+		if got == nowSteps {
 			break
 		}
-		if gap < interval*time.Millisecond/2 {
-			t.Fatalf("resumed at once (%v after the first notification): %d notifications on the POST stream and its resume, want all %d", gap, got, steps)
+		if at < inTime {
+			t.Fatalf("resumed at once (headers %v after the call was sent, its second notification due no sooner than %v): %d notifications on the POST stream and its resume, want all %d", at, 2*nowInterval*time.Millisecond, got, nowSteps)
 		}
 		if try == 3 {
-			t.Logf("resumed at once: not observed; the test's own resume came too late in each of %d tries (the last %v after the first notification, the interval %d ms)", try, gap, interval)
+			t.Logf("resumed at once: not observed; the test's own resume came too late in each of %d tries (the last %v after the call was sent, in time before %v)", try, at, inTime)
 			break
 		}
 	}
 
-	post, resumed, sid, _ := cut("late", 5*interval*time.Millisecond)
+	const steps, interval = 6, 200
+	post, resumed, sid, _ := cut("late", steps, interval, 5*interval*time.Millisecond)
 	onPOST := count(post.Events(), progress("late")) + count(resumed.Events(), progress("late"))
 	if onPOST >= steps {
 		t.Fatalf("resumed late: all %d notifications on the POST stream and its resume; want those sent meanwhile missing", onPOST)
