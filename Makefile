@@ -35,7 +35,7 @@ E2E_RUN := '^TestE2E'
 COUNT ?= 1
 TEST_TIMEOUT ?= 10m
 
-## test: the self-tests: lint, then the race pass beside the end-to-end pass (about three minutes on two cores)
+## test: the self-tests: lint, then the race pass beside the end-to-end pass (one to three minutes on two cores)
 # Two passes, each where it finds what it is for:
 #  1. test-race: every package with the race detector and -short: the
 #     unit and integration tests. In cmd/mcp-conform, TestE2EServerReference
