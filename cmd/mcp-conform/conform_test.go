@@ -113,7 +113,7 @@ const raceExit = 66
 // tests (TestE2EServerCatchesFixtures and TestE2EServerCatchesFixturesModern
 // share fixturePool): two a core. Each runs fixtureParallel checks at once,
 // the harness's default for the machine, so the checks in flight follow the
-// cores (24 on two) rather than a constant: a run mostly waits on the
+// cores (at most 40 on two) rather than a constant: a run mostly waits on the
 // profile's timings, and what a busy machine still stretches past a check's
 // premise the harness reports inconclusive and retries.
 var fixtureWorkers = 2 * runtime.GOMAXPROCS(0)
