@@ -126,6 +126,9 @@ func TestPrimingEvictedBacklog(t *testing.T) {
 	e.startLongOperation(e.c, sid, 2)
 	c := e.refresh()
 	e.step() // step 1 waits for a GET
+	// Its two messages are held as of the clock's time now only once the
+	// tool has sent them; a stray timer can satisfy a wait for waiters first.
+	eventually(t, "step 1's two messages held", func() bool { return e.srv.HeldNotes(sid) == 2 })
 	eventually(t, "the step-2 timer", e.clock.HasWaiters)
 	e.clock.Step(2 * time.Minute) // step 2 runs now; step 1 is over a minute old
 	e.srv.SweepEvents()
