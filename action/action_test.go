@@ -340,7 +340,7 @@ func TestE2EActionServerReference(t *testing.T) {
 		t.Errorf("outputs %v", o)
 	}
 	wantContains(t, "job summary", r.summaryText(t), "### ✅ mcp-conform server: PASSED", "3 pass",
-		"- ✅ **ENVELOPE-404** (RES)", "(https://github.example/someone/mcp-conform/blob/v1.2.3/docs/resilience.md#")
+		"- ✅ **ENVELOPE-404@2025-11-25** (RES)", "(https://github.example/someone/mcp-conform/blob/v1.2.3/docs/resilience.md#")
 }
 
 // TestE2EActionClientReference: client mode with the reference client, once
@@ -406,7 +406,7 @@ func TestE2EActionBrokenFixture(t *testing.T) {
 	if o["fail"] != "1" || o["pass"] != "1" || o["exit-code"] != "1" {
 		t.Errorf("outputs %v", o)
 	}
-	wantContains(t, "job summary", r.summaryText(t), "### ❌ mcp-conform server: FAILED", "#### Failures (1)", "- ❌ **SESS-UNKNOWN-404** (MUST): ")
+	wantContains(t, "job summary", r.summaryText(t), "### ❌ mcp-conform server: FAILED", "#### Failures (1)", "- ❌ **SESS-UNKNOWN-404@2025-11-25** (MUST): ")
 	badge, err := os.ReadFile(filepath.Join(r.work, "mcp-conform-reports", "badge.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,11 @@ func preflight(ctx context.Context, url, version string, cfg *target.Profile, fo
 		return nil, redirected(url, resp, follow)
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return nil, notMCP("the target refused the harness; declare its bearer tokens (principals) or headers in --target-profile")
+	case http.StatusBadRequest:
+		if uv := refusedVersion(resp, version); uv != nil {
+			return nil, uv
+		}
+		return nil, notMCP("check the URL and path")
 	default:
 		return nil, notMCP("check the URL and path")
 	}
@@ -83,6 +88,9 @@ func preflight(ctx context.Context, url, version string, cfg *target.Profile, fo
 	m, err := resp.Result()
 	if err != nil {
 		return nil, notMCP(err.Error())
+	}
+	if uv := refusedVersion(resp, version); uv != nil {
+		return nil, uv
 	}
 	if m.Error != nil {
 		return nil, fmt.Errorf("initialize at %s failed: %v", url, m.Error)

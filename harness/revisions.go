@@ -20,17 +20,25 @@ import (
 // sessionless one (wire.SessionlessProtocolVersion).
 const AllRevisions = "all"
 
+// DiscoverRevisions is the --protocol-version that asks the target which
+// revisions it speaks and checks each of them: the sessions' era through
+// initialize (at the revision the target negotiates, 2025-03-26 included)
+// and the sessionless one through server/discover. It is the CLI's
+// default, so that a server of either era, or of both, is checked with no
+// flag at what it speaks.
+const DiscoverRevisions = "auto"
+
 // parseRevisions reads --protocol-version: one revision, "all", or a
 // comma-separated list; the revisions come back sorted, without repeats.
 func parseRevisions(v string) ([]string, error) {
-	if v == AllRevisions {
+	if v == AllRevisions || v == DiscoverRevisions {
 		return []string{wire.DefaultProtocolVersion, wire.SessionlessProtocolVersion}, nil
 	}
 	var out []string
 	for _, r := range strings.Split(v, ",") {
 		r = strings.TrimSpace(r)
 		if _, err := wire.ParseRevision(r); err != nil {
-			return nil, setupErr("--protocol-version must look like 2025-11-25 (a revision), be a comma-separated list of revisions, or all; got %q", v)
+			return nil, setupErr("--protocol-version must look like 2025-11-25 (a revision), be a comma-separated list of revisions, all or auto; got %q", v)
 		}
 		out = append(out, r)
 	}
@@ -60,6 +68,9 @@ type revisionProbe struct {
 // target does not speak. With "all", a revision the target does not
 // speak is skipped with the reason.
 func (o *Options) probeRevisions(ctx context.Context, cfg *target.Profile) ([]revisionProbe, error) {
+	if o.discover {
+		return o.discoverRevisions(ctx, cfg)
+	}
 	var out []revisionProbe
 	var firstErr error
 	for _, rev := range o.revisions {

@@ -66,10 +66,15 @@ type Options struct {
 	LabelFilter, Focus string
 	// ProtocolVersion is the revision the checks speak (offered in
 	// initialize), or several: "all" (AllRevisions) or a comma-separated
-	// list, each checked with the checks that exist at it, in one run.
+	// list, each checked with the checks that exist at it, in one run;
+	// or "auto" (DiscoverRevisions, the CLI's default): those the target
+	// speaks. Empty is wire.DefaultProtocolVersion.
 	ProtocolVersion string
-	// revisions are ProtocolVersion's, parsed by validate.
+	// revisions are ProtocolVersion's, parsed by validate; with
+	// DiscoverRevisions, those the target speaks once probed.
 	revisions []string
+	// discover: ProtocolVersion is DiscoverRevisions.
+	discover bool
 	// NoProxy sends requests straight to the target (fault checks are skipped).
 	NoProxy bool
 	// ReplicaURLs are the endpoints of the target's other replicas; the
@@ -140,6 +145,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if err != nil {
 		return nil, err
 	}
+	if o.discover {
+		fmt.Fprintln(stdout, o.discoveredNote())
+	}
 	// The first revision the target speaks stands for the run where one
 	// must: the liveness probes, the margin's round trip, the suggestion.
 	first := probes[slices.IndexFunc(probes, func(p revisionProbe) bool { return p.pr != nil })].pr
@@ -185,7 +193,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 			FollowRedirects: o.FollowRedirects, Restart: restart, Kill: kill, Faults: faults}
 		targets = append(targets, tc)
 	}
-	at := ""
+	at := ", protocol " + first.version
 	if o.multi() {
 		at = ", protocols " + strings.Join(o.revisions, " and ")
 	}
@@ -342,7 +350,7 @@ func (o *Options) validate() error {
 	if err != nil {
 		return err
 	}
-	o.revisions = revs
+	o.revisions, o.discover = revs, o.ProtocolVersion == DiscoverRevisions
 	if len(revs) == 1 {
 		o.ProtocolVersion = revs[0]
 	}

@@ -58,12 +58,18 @@ func listTools(ctx context.Context, url, version string, cfg *target.Profile) ([
 	c := wire.New(url)
 	c.ProtocolVersion = version
 	c.Header = cfg.RequestHeader()
-	sid, err := c.Connect(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("initialize at %s: %w", url, err)
+	call := func(params map[string]any) (*wire.Response, error) {
+		return c.CallModern(ctx, "tools/list", params, nil)
 	}
-	if sid != "" {
-		defer c.Delete(context.WithoutCancel(ctx), sid)
+	if !wire.Revision(version).Sessionless() { // tools/list follows initialize
+		sid, err := c.Connect(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("initialize at %s: %w", url, err)
+		}
+		if sid != "" {
+			defer c.Delete(context.WithoutCancel(ctx), sid)
+		}
+		call = func(params map[string]any) (*wire.Response, error) { return c.Call(ctx, sid, "tools/list", params) }
 	}
 	var tools []advertisedTool
 	cursor := ""
@@ -72,7 +78,7 @@ func listTools(ctx context.Context, url, version string, cfg *target.Profile) ([
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		resp, err := c.Call(ctx, sid, "tools/list", params)
+		resp, err := call(params)
 		if err != nil {
 			return nil, fmt.Errorf("tools/list: %w", err)
 		}
@@ -354,14 +360,22 @@ func SuggestProfile(ctx context.Context, url, version string, cfg *target.Profil
 	if cfg == nil {
 		cfg = &target.Profile{}
 	}
-	if revs, err := parseRevisions(version); err == nil && len(revs) > 1 {
-		// Tools are listed after initialize: at a revision of the sessions' era.
-		version = suggestVersion(revs)
+	revs, err := parseRevisions(version)
+	if err != nil {
+		return "", err
 	}
-	if _, err := preflight(ctx, url, version, cfg, false); err != nil {
+	// The first revision of the list the target speaks, sessions' era
+	// first, and its tools listed at the revision it negotiated.
+	var pr *probe
+	for _, rev := range revs {
+		if pr, err = preflight(ctx, url, rev, cfg, false); err == nil || unreachable(err) {
+			break
+		}
+	}
+	if err != nil {
 		return "", &SetupError{err}
 	}
-	tools, err := listTools(ctx, url, version, cfg)
+	tools, err := listTools(ctx, url, pr.version, cfg)
 	if err != nil {
 		return "", err
 	}

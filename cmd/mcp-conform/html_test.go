@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // maxHTMLReport bounds the HTML report of the embedded reference run.
@@ -149,7 +150,7 @@ func TestE2ECutAfterOnTimeline(t *testing.T) {
 	skipShort(t, "runs a check against the reference")
 	t.Parallel()
 	js := filepath.Join(t.TempDir(), "r.json")
-	out, errOut, code := runSelf(t, time.Minute, "server", "--focus", "^EVT-REPLAY-POST:", "--json", js)
+	out, errOut, code := runSelf(t, time.Minute, "server", "--protocol-version", wire.DefaultProtocolVersion, "--focus", "^EVT-REPLAY-POST:", "--json", js)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/report"
-	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/target"
 )
 
@@ -58,7 +57,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	checks := fs.String("checks", string(catalogue.CheckSetAll), "the check set to run: spec, resilience or all")
 	renameFlag(fs, "profile", "checks")
 	fs.BoolVar(&o.Strict, "strict", false, "failed SHOULD checks fail the run, so they go into the baseline too")
-	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")
+	fs.StringVar(&o.ProtocolVersion, "protocol-version", harness.DiscoverRevisions, "protocol revision to check, as in mcp-conform server (default: those the server speaks)")
 	fs.StringVar(&o.Focus, "focus", "", "run only the checks whose name matches this regexp, here and in the workflow")
 	token := fs.String("bearer-token", "", "send Authorization: Bearer TOKEN, for a server that needs one (it goes into the profile: use a test token)")
 	action := fs.String("action", defaultAction(), "the mcp-conform action the workflow uses, OWNER/REPO@REF: where this repository is published")
@@ -277,7 +276,7 @@ func targetFlags(o harness.Options) string {
 	if o.Strict {
 		s += "--strict "
 	}
-	if o.ProtocolVersion != wire.DefaultProtocolVersion {
+	if o.ProtocolVersion != harness.DiscoverRevisions {
 		s += "--protocol-version " + o.ProtocolVersion + " "
 	}
 	if o.Focus != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites"
 )
 
@@ -42,7 +43,7 @@ func TestOneCheck(t *testing.T) {
 	t.Run("reference", func(t *testing.T) {
 		t.Parallel()
 		js := filepath.Join(t.TempDir(), "r.json")
-		out, errOut, code := runSelf(t, suiteTimeout, "server", "--focus", "^"+e.ID+"$", "--strict", "--json", js)
+		out, errOut, code := runSelf(t, suiteTimeout, "server", "--protocol-version", wire.DefaultProtocolVersion, "--focus", "^"+e.ID+"$", "--strict", "--json", js)
 		if c := resultOf(readRun(t, js), e.ID); code != exitOK || c.Verdict != report.Pass {
 			t.Errorf("%s on the reference: exit %d, %s %s\n%s\n%s", e.ID, code, c.Verdict, c.Message, out, errOut)
 		}
@@ -60,7 +61,7 @@ func TestOneCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			js := filepath.Join(t.TempDir(), "r.json")
-			_, _, _ = runSelf(t, suiteTimeout, "server", "--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, f.Name),
+			_, _, _ = runSelf(t, suiteTimeout, "server", "--protocol-version", wire.DefaultProtocolVersion, "--server-cmd", fmt.Sprintf("%q fixture --addr 127.0.0.1:{port} %s", exe, f.Name),
 				"--url", "http://127.0.0.1:{port}/mcp", "--target-profile", "../../fixtures/profile.yaml", "--json", js, "--strict", "--focus", focus)
 			c := resultOf(readRun(t, js), e.ID)
 			switch {

@@ -21,7 +21,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	url := fs.String("url", "", "MCP endpoint to describe (required)")
 	out := fs.String("out", "", "write the profile to this file instead of stdout")
 	token := fs.String("bearer-token", "", "send Authorization: Bearer TOKEN, for a server that needs one")
-	version := fs.String("protocol-version", wire.DefaultProtocolVersion, "protocol version offered in initialize")
+	version := fs.String("protocol-version", harness.DiscoverRevisions, "protocol revision to list the tools at: 'auto' (the first the server speaks: "+wire.DefaultProtocolVersion+" or the one it negotiates, else "+wire.SessionlessProtocolVersion+") or one revision")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: mcp-conform profile --url URL [--out FILE] [--bearer-token TOKEN]
 

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // chromium is the browser that takes the HTML report's screenshots.
@@ -44,7 +46,7 @@ func TestE2EHTMLScreenshots(t *testing.T) {
 	} {
 		page := filepath.Join(dir, s.name+".html")
 		if s.fixture == "" {
-			if out, errOut, code := runSelf(t, suiteTimeout, "server", "--html", page, "--focus", s.focus); code != exitOK {
+			if out, errOut, code := runSelf(t, suiteTimeout, "server", "--protocol-version", wire.DefaultProtocolVersion, "--html", page, "--focus", s.focus); code != exitOK {
 				t.Fatalf("exit %d against the reference\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
 		} else {

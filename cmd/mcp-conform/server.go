@@ -34,7 +34,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.DocsBase, "docs-url", "", "URL that the Markdown report's links to this project's documents start with, e.g. https://github.com/OWNER/mcp-conform/blob/REF/ (default: relative links)")
 	fs.StringVar(&o.LabelFilter, "label-filter", "", "label expression (Ginkgo syntax) over the checks' side, section, check set and level, e.g. 'sessions || grace' or '!resilience'")
 	fs.StringVar(&o.Focus, "focus", "", "run only checks whose name matches this regexp, e.g. '^GRACE-' or '^GRACE-EXPIRES$' (matched against the ID and \"ID: summary\")")
-	fs.StringVar(&o.ProtocolVersion, "protocol-version", wire.DefaultProtocolVersion, "protocol revision to check: one (offered in initialize; "+wire.SessionlessProtocolVersion+" has none), 'all' ("+wire.DefaultProtocolVersion+" and "+wire.SessionlessProtocolVersion+" in one run, each check named ID@revision) or a comma-separated list")
+	fs.StringVar(&o.ProtocolVersion, "protocol-version", harness.DiscoverRevisions, "protocol revision to check: 'auto' (those the target speaks, asked with initialize and server/discover; both make a run of each, as 'all'), one (offered in initialize; "+wire.SessionlessProtocolVersion+" has none), 'all' ("+wire.DefaultProtocolVersion+" and "+wire.SessionlessProtocolVersion+" in one run, each check named ID@revision) or a comma-separated list")
 	fs.StringVar(&o.SuggestProfile, "suggest-profile", defaultSuggestion, "when checks skip for want of a target-profile key, write a profile to edit here ('' for nowhere)")
 	var replicas stringList
 	fs.Var(&replicas, "replica-url", "MCP endpoint of another replica of the --url deployment (repeatable); enables the replica checks")

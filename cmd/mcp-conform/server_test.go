@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 	"github.com/mcp-conform/mcp-conform/suites"
 )
@@ -138,7 +140,7 @@ func TestProfileCommand(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "suggested.yaml")
 	jsonPath := filepath.Join(t.TempDir(), "run.json")
 	out.Reset()
-	if code := run(context.Background(), []string{"server", "--url", h.URL(), "--suggest-profile", path, "--json", jsonPath}, &out, &errOut); code != exitOK {
+	if code := run(context.Background(), []string{"server", "--url", h.URL(), "--protocol-version", "2025-11-25", "--suggest-profile", path, "--json", jsonPath}, &out, &errOut); code != exitOK {
 		t.Fatalf("server without a profile: exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
 	summary := readmeMissingSummary(t)
@@ -168,7 +170,7 @@ func TestProfileCommand(t *testing.T) {
 func TestLabelFilterSelects(t *testing.T) {
 	t.Parallel()
 	js := filepath.Join(t.TempDir(), "r.json")
-	out, errOut, code := runSelf(t, suiteTimeout, "server", "--label-filter", "jsonrpc || (envelope && res)",
+	out, errOut, code := runSelf(t, suiteTimeout, "server", "--protocol-version", wire.DefaultProtocolVersion, "--label-filter", "jsonrpc || (envelope && res)",
 		"--json", js, "--suggest-profile", "")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -221,4 +223,75 @@ func readmeMissingSummary(t *testing.T) string {
 		t.Fatalf("docs/server-mode.md has no missing-key summary block")
 	}
 	return block
+}
+
+// TestServerDiscoversRevisions: with no --protocol-version the run asks the
+// target which revisions it speaks and checks those, saying so: a server
+// of 2026-07-28 alone is checked at it (no initialize), one that
+// negotiates 2025-06-18 at that revision, and `profile` lists the tools of
+// either. A target that supports only revisions the harness does not know
+// is a setup error that names them.
+func TestServerDiscoversRevisions(t *testing.T) {
+	for _, tt := range []struct {
+		speaks, want string
+	}{
+		{wire.SessionlessProtocolVersion, wire.SessionlessProtocolVersion + " only"},
+		{"2025-06-18", "2025-06-18 only"},
+	} {
+		t.Run(tt.speaks, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := server.NewHost(server.Config{Revisions: []string{tt.speaks}}, ln, server.HostOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			js := filepath.Join(t.TempDir(), "r.json")
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), []string{"server", "--url", h.URL(), "--focus", "^(MODERN-METHOD-404|SESS-UNKNOWN-404|JSONRPC-ID-ECHO)$", "--json", js, "--suggest-profile", ""}, &out, &errOut); code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+			}
+			if !strings.Contains(out.String(), "the target speaks protocol "+tt.want) || !strings.Contains(out.String(), "protocol "+tt.speaks+",") {
+				t.Errorf("the run does not say what it found:\n%s", out.String())
+			}
+			r := readRun(t, js)
+			if r.ProtocolVersion != tt.speaks || len(r.Revisions) != 0 {
+				t.Errorf("run at %q %v, want %s alone", r.ProtocolVersion, r.Revisions, tt.speaks)
+			}
+			graded := 0
+			for _, c := range r.Checks {
+				if c.Verdict == report.Pass {
+					graded++
+				} else if c.Verdict != report.Skip {
+					t.Errorf("%s: %s %s", c.Name(), c.Verdict, c.Message)
+				}
+			}
+			if graded == 0 {
+				t.Errorf("nothing graded at %s", tt.speaks)
+			}
+			out.Reset()
+			if code := run(context.Background(), []string{"profile", "--url", h.URL()}, &out, &errOut); code != exitOK || !strings.Contains(out.String(), "advertises: counter_increment, echo") {
+				t.Errorf("profile: exit %d\n%s\n%s", code, out.String(), errOut.String())
+			}
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		future := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2099-01-01"],"requested":"x"}}}`, req.ID)
+		}))
+		defer future.Close()
+		var errOut bytes.Buffer
+		code := run(context.Background(), []string{"server", "--url", future.URL + "/mcp"}, io.Discard, &errOut)
+		if code != exitUsage || !strings.Contains(errOut.String(), `supports ["2099-01-01"]; mcp-conform knows 2025-03-26 to 2026-07-28`) {
+			t.Errorf("exit %d: %s", code, errOut.String())
+		}
+	})
 }

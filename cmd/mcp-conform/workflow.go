@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/harness"
-	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // release matches a released version (not a pseudo-version, not dirty).
@@ -74,7 +73,7 @@ jobs:
 	if o.Strict {
 		with("strict", "true")
 	}
-	if o.ProtocolVersion != wire.DefaultProtocolVersion {
+	if o.ProtocolVersion != harness.DiscoverRevisions {
 		with("protocol-version", o.ProtocolVersion)
 	}
 	if o.Focus != "" {

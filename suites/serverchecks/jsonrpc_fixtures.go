@@ -19,8 +19,17 @@ func init() {
 			Name: "ids-through-float64",
 			About: "numeric request ids go through a float64 and an int64, as the Go SDK's did: " +
 				"9007199254740993 is answered as 9007199254740992, 1.5 as 1",
-			Breaks: []string{"JSONRPC-ID-ECHO"},
-			Wrap:   idsThroughFloat64,
+			Breaks:       []string{"JSONRPC-ID-ECHO"},
+			ModernBreaks: []string{"JSONRPC-ID-ECHO"},
+			Wrap:         idsThroughFloat64,
+		},
+		servers.Fixture{
+			Name: "refuses-odd-ids-rounded",
+			About: "a numeric request id that is not a safe integer is refused with -32600, " +
+				"as JSONRPC-ID-ECHO allows, but the error carries the id rounded through a float64 (9007199254740992 for 9007199254740993)",
+			Breaks:       []string{"JSONRPC-ID-ECHO"},
+			ModernBreaks: []string{"JSONRPC-ID-ECHO"},
+			Wrap:         refusesOddIDsRounded,
 		},
 		servers.Fixture{
 			Name: "refuses-odd-ids-echoed",
@@ -34,11 +43,27 @@ func init() {
 // refusesOddIDs answers a request whose numeric id is not an integer a
 // float64 holds exactly with -32600 carrying that same id.
 func refusesOddIDs(next http.Handler, _ server.Config) http.Handler {
+	return refusingOddIDs(next, func(id string) string { return id })
+}
+
+// refusesOddIDsRounded is refusesOddIDs with the id the error carries
+// rounded: int64(float64(id)).
+func refusesOddIDsRounded(next http.Handler, _ server.Config) http.Handler {
+	return refusingOddIDs(next, func(id string) string {
+		f, _ := strconv.ParseFloat(id, 64)
+		return strconv.FormatInt(int64(f), 10)
+	})
+}
+
+// refusingOddIDs refuses a request whose numeric id is not a safe
+// integer with -32600, whose id is echo(the request's id).
+func refusingOddIDs(next http.Handler, echo func(id string) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := servers.PeekRPC(r)
 		if len(m.ID) > 0 && m.ID[0] != '"' && string(m.ID) != "null" && !safeInteger(string(m.ID)) {
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"Invalid Request: id must be a safe integer"}}`, m.ID)
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"Invalid Request: id must be a safe integer"}}`, echo(string(m.ID)))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -1,0 +1,146 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/target"
+)
+
+// discoverRevisions finds the revisions the target speaks
+// (--protocol-version auto) and makes them the run's: the one its
+// initialize negotiates, whatever revision of the sessions' era that is,
+// and 2026-07-28 when server/discover (or initialize offering it) gets
+// that revision back. A target that speaks neither is a setup error that
+// says what each probe got; one that cannot be reached is said so at once.
+func (o *Options) discoverRevisions(ctx context.Context, cfg *target.Profile) ([]revisionProbe, error) {
+	var out []revisionProbe
+	legacy, legacyErr := preflight(ctx, o.URL, wire.DefaultProtocolVersion, cfg, o.FollowRedirects)
+	if legacyErr != nil && unreachable(legacyErr) {
+		return nil, &SetupError{legacyErr}
+	}
+	if legacyErr == nil && !wire.Revision(legacy.version).Sessionless() {
+		out = append(out, revisionProbe{revision: legacy.version, pr: legacy})
+	}
+	modern, modernErr := preflight(ctx, o.URL, wire.SessionlessProtocolVersion, cfg, o.FollowRedirects)
+	switch {
+	case modernErr == nil && modern.version == wire.SessionlessProtocolVersion:
+		out = append(out, revisionProbe{revision: modern.version, pr: modern})
+	case modernErr == nil:
+		modernErr = fmt.Errorf("offered %s, the target negotiated %s", wire.SessionlessProtocolVersion, modern.version)
+	}
+	if len(out) == 0 {
+		var uv *unsupportedVersion
+		switch {
+		case legacyErr == nil: // it negotiated 2026-07-28 in initialize, yet does not speak it
+			legacyErr = fmt.Errorf("offered %s, the target negotiated %s", wire.DefaultProtocolVersion, legacy.version)
+		case !asUnsupported(legacyErr, &uv):
+			// Not a refusal of the revision: a wrong URL, or not MCP;
+			// what 2026-07-28 got adds nothing.
+			return nil, &SetupError{legacyErr}
+		}
+		return nil, setupErr("the target speaks neither the sessions' revisions nor %s:\n  %s: %v\n  %s: %v%s",
+			wire.SessionlessProtocolVersion, wire.DefaultProtocolVersion, legacyErr, wire.SessionlessProtocolVersion, modernErr, unknownRevisions(legacyErr, modernErr))
+	}
+	o.revisions = nil
+	for _, p := range out {
+		o.revisions = append(o.revisions, p.revision)
+	}
+	o.ProtocolVersion = strings.Join(o.revisions, ",")
+	return out, nil
+}
+
+// unreachable reports an error of a target that did not answer at all.
+func unreachable(err error) bool { return strings.HasPrefix(err.Error(), "cannot reach ") }
+
+// unknownRevisions names the revisions a target said it supports (the
+// data.supported of an unsupported-version error) when the harness knows
+// none of them, so the user sees why nothing was run.
+func unknownRevisions(errs ...error) string {
+	var named []string
+	for _, err := range errs {
+		var ue *unsupportedVersion
+		if err != nil && asUnsupported(err, &ue) {
+			for _, r := range ue.supported {
+				if wire.Revision(r).Valid() && !wire.Revision(r).Before(wire.Revision20250326) && !wire.Revision(wire.SessionlessProtocolVersion).Before(wire.Revision(r)) {
+					return "" // one the harness knows: not the reason
+				}
+				named = append(named, r)
+			}
+		}
+	}
+	slices.Sort(named)
+	named = slices.Compact(named)
+	if len(named) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\nThe target says it supports %s; mcp-conform knows %s to %s.", quoteList(named), wire.Revision20250326, wire.SessionlessProtocolVersion)
+}
+
+// discoveredNote says which revisions the run found, and how to choose.
+func (o *Options) discoveredNote() string {
+	spoken := strings.Join(o.revisions, " and ")
+	if len(o.revisions) == 1 {
+		spoken += " only"
+	}
+	return fmt.Sprintf("note: the target speaks protocol %s (asked with initialize and server/discover); --protocol-version chooses a revision", spoken)
+}
+
+// unsupportedVersion is a target's refusal of the revision offered, with
+// the revisions it says it supports (data.supported: -32022 of 2026-07-28,
+// and the same shape that SDKs of the sessions' era answer with).
+type unsupportedVersion struct {
+	offered   string
+	supported []string
+	status    int
+	code      int
+}
+
+func (e *unsupportedVersion) Error() string {
+	return fmt.Sprintf("the target does not support protocol %s: HTTP %d, JSON-RPC error %d, supported %s", e.offered, e.status, e.code, quoteList(e.supported))
+}
+
+func asUnsupported(err error, target **unsupportedVersion) bool { return errors.As(err, target) }
+
+// refusedVersion reads an answer to initialize or server/discover that
+// refuses the offered revision and lists those the target supports; nil
+// when resp is not that.
+func refusedVersion(resp *wire.Response, offered string) *unsupportedVersion {
+	if resp.Status != http.StatusBadRequest && resp.Status != http.StatusOK {
+		return nil
+	}
+	m, err := resp.Result()
+	if err != nil || m.Error == nil {
+		return nil
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	if json.Unmarshal(m.Error.Data, &data) != nil || len(data.Supported) == 0 {
+		return nil
+	}
+	return &unsupportedVersion{offered: offered, supported: data.Supported, status: resp.Status, code: m.Error.Code}
+}
+
+// quoteList quotes target-chosen strings for a message: at most 8, each
+// escaped and cut.
+func quoteList(ss []string) string {
+	var q []string
+	for i, s := range ss {
+		if i == 8 {
+			q = append(q, fmt.Sprintf("and %d more", len(ss)-i))
+			break
+		}
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		q = append(q, fmt.Sprintf("%q", s))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
