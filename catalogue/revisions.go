@@ -18,6 +18,12 @@ var (
 	WithSessions = Revisions{Until: wire.Revision20251125}
 	// SessionlessOnly: 2026-07-28, which removed sessions, and later.
 	SessionlessOnly = Revisions{Since: wire.Revision20260728}
+	// WithVersionHeader: the revisions with sessions that have the
+	// MCP-Protocol-Version header, new in 2025-06-18.
+	WithVersionHeader = Revisions{Since: wire.Revision20250618, Until: wire.Revision20251125}
+	// WithPriming: the revision with sessions that has priming events and
+	// the retry field, new in 2025-11-25.
+	WithPriming = Revisions{Since: wire.Revision20251125, Until: wire.Revision20251125}
 )
 
 // Has reports whether r is among rs.

@@ -175,7 +175,7 @@ func block(results map[string]report.Check) {
 		memo[name] = nil // a cycle (the catalogue test forbids them) ends here
 		var out []report.Check
 		c := results[name]
-		for _, dep := range suites.MustLookup(c.ID).DependsOn {
+		for _, dep := range dependencies(c) {
 			depName := checkName(dep, c.Revision)
 			r, ok := results[depName]
 			if !ok || severity(r.Verdict) == 0 {
@@ -205,11 +205,26 @@ func block(results map[string]report.Check) {
 			why = append(why, fmt.Sprintf("%s (%s: %s)", r, results[r].Verdict, firstLine(results[r].Message)))
 		}
 		c.BlockedBy = by
-		c.Message = "blocked by " + strings.Join(why, "; ") + ": this check's premise depends on it, so fix that first.\n" +
+		premise := "this check's premise depends on it"
+		if p := catalogue.Premise(c.Premise); p != "" {
+			premise = "this check's failed step stood on it (" + p.Says() + ")"
+		}
+		c.Message = "blocked by " + strings.Join(why, "; ") + ": " + premise + ", so fix that first.\n" +
 			"This check's own result (" + string(c.Verdict) + "): " + c.Message
 		c.Verdict = report.Blocked
 		results[name] = c
 	}
+}
+
+// dependencies are the checks c's result may be blocked by: those its
+// premise depends on (catalogue.Entry.DependsOn), and the root of the
+// premise its failed step stood on, if any.
+func dependencies(c report.Check) []string {
+	deps := suites.MustLookup(c.ID).DependsOn
+	if p := catalogue.Premise(c.Premise); p != "" && p.Root() != c.ID && !slices.Contains(deps, p.Root()) {
+		deps = append(slices.Clone(deps), p.Root())
+	}
+	return deps
 }
 
 // severe keeps the roots at least as severe as a dependent's verdict v;
@@ -282,6 +297,7 @@ func (en *engine) verdict(e catalogue.Entry, revision string, r kit.Result) repo
 		c.Verdict, c.Message, c.Cause = report.Skip, r.Message, r.Cause
 	default: // failed or abandoned
 		c.Message, c.Location, c.Exchange = r.Message, r.Location, r.Exchange
+		c.Premise = string(r.Premise)
 		switch {
 		case expected:
 			c.Verdict = report.ExpectedFailure

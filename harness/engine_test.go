@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,5 +156,31 @@ func TestBlock(t *testing.T) {
 	}
 	if m := res["TASK-RESULT-REPEATABLE"].Message; !strings.HasPrefix(m, "blocked by TASK-DURABLE-CREATE (fail: tasks/get: -32602 unknown task)") || !strings.Contains(m, "own result (fail): own") {
 		t.Errorf("blocked message %q", m)
+	}
+}
+
+// TestBlockOnPremise: a failure whose step stood on a premise is blocked
+// by the premise's root when that failed, naming the premise; the same
+// failure while the root passed is the check's own.
+func TestBlockOnPremise(t *testing.T) {
+	get := string(catalogue.PremiseGETStream)
+	for _, tt := range []struct {
+		root report.Verdict
+		want report.Verdict
+	}{{report.Fail, report.Blocked}, {report.Pass, report.Fail}} {
+		res := map[string]report.Check{
+			"GET-SSE-OR-405": {ID: "GET-SSE-OR-405", Verdict: tt.root, Message: "400"},
+			"SLOW-READER":    {ID: "SLOW-READER", Verdict: report.Fail, Message: "GET stream: HTTP 400", Premise: get},
+			"GET-PRIMED":     {ID: "GET-PRIMED", Verdict: report.Fail, Message: "no priming event"},
+		}
+		block(res)
+		if c := res["SLOW-READER"]; c.Verdict != tt.want {
+			t.Errorf("root %s: SLOW-READER %s (%s), want %s", tt.root, c.Verdict, c.Message, tt.want)
+		} else if tt.want == report.Blocked && (!slices.Equal(c.BlockedBy, []string{"GET-SSE-OR-405"}) || !strings.Contains(c.Message, catalogue.PremiseGETStream.Says())) {
+			t.Errorf("SLOW-READER blocked by %v: %s", c.BlockedBy, c.Message)
+		}
+		if c := res["GET-PRIMED"]; c.Verdict != report.Fail {
+			t.Errorf("root %s: GET-PRIMED, which failed on its own, is %s", tt.root, c.Verdict)
+		}
 	}
 }

@@ -189,7 +189,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 		}
 		versions = append(versions, pr.version)
 		rtt = max(rtt, pr.rtt)
-		tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs,
+		tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Offered: p.revision, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs,
 			FollowRedirects: o.FollowRedirects, Restart: restart, Kill: kill, Faults: faults}
 		targets = append(targets, tc)
 	}

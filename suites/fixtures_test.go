@@ -42,6 +42,11 @@ func TestFixturesWellFormed(t *testing.T) {
 				t.Errorf("fixture %s lists %s twice", f.Name, id)
 			}
 		}
+		for _, p := range f.Premises {
+			if !slices.Contains(f.Breaks, p.Root()) {
+				t.Errorf("fixture %s lacks premise %s, so it must break its root %s", f.Name, p, p.Root())
+			}
+		}
 		for _, id := range f.Blocked {
 			deps := MustLookup(id).DependsOn
 			if !slices.Contains(f.Breaks, id) || !slices.ContainsFunc(deps, func(d string) bool { return slices.Contains(f.Breaks, d) }) {
@@ -103,5 +108,19 @@ func TestClientFixtures(t *testing.T) {
 	}
 	if _, err := clients.Lookup("nope"); err == nil || !strings.Contains(err.Error(), "ignores-retry") {
 		t.Errorf("Lookup of an unknown name: %v", err)
+	}
+}
+
+// TestPremisesHaveRoots: every premise is graded by a server check of the
+// catalogue, and some fixture lacks it, so that what stands on it is seen
+// blocked, never failed.
+func TestPremisesHaveRoots(t *testing.T) {
+	for _, p := range catalogue.Premises() {
+		if e, ok := Lookup(p.Root()); !ok || e.Side != catalogue.Server || p.Says() == "" {
+			t.Errorf("premise %s: root %q is not a server check, or it says nothing", p, p.Root())
+		}
+		if !slices.ContainsFunc(servers.All(), func(f servers.Fixture) bool { return slices.Contains(f.Premises, p) }) {
+			t.Errorf("premise %s: no fixture lacks it", p)
+		}
 	}
 }

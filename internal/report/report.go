@@ -81,6 +81,9 @@ type Check struct {
 	// Revision is the protocol revision the check ran at, in a run of more
 	// than one (Run.Revisions); a run of one has it in Run.ProtocolVersion.
 	Revision string `json:"revision,omitempty"`
+	// Premise is what the check's failed step stood on (catalogue.Premise):
+	// a check whose premise's root failed too is blocked by it.
+	Premise string `json:"premise,omitempty"`
 	// BlockedBy names the failed checks whose failure blocked this one
 	// (verdict blocked), as Name does: always of the check's own revision.
 	BlockedBy []string `json:"blocked_by,omitempty"`

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -73,12 +75,27 @@ type Client struct {
 	Stateless bool
 
 	nextID atomic.Int64
+	idBase int64
 }
 
-// New returns a client for url with its own http.Client.
+// New returns a client for url with its own http.Client. Its request ids
+// start at a random base, so that two clients' ids differ: an answer a
+// server delivers to the wrong session or request does not carry an id the
+// receiving client is waiting for.
 func New(url string) *Client {
-	return &Client{URL: url, HTTP: &http.Client{CheckRedirect: RedirectPolicy(false)}, ProtocolVersion: DefaultProtocolVersion, Header: http.Header{}}
+	c := &Client{URL: url, HTTP: &http.Client{CheckRedirect: RedirectPolicy(false)}, ProtocolVersion: DefaultProtocolVersion, Header: http.Header{}}
+	c.idBase = rand.Int64N(idBases) * idSpan
+	c.nextID.Store(c.idBase)
+	return c
 }
+
+// A client's ids are idSpan apart from another's base: at most 2^40 bases
+// of 2^12 ids each, all safe integers (below 2^53), which any JSON
+// decoder keeps exactly.
+const (
+	idBases = 1 << 40
+	idSpan  = 1 << 12
+)
 
 // Message is a JSON-RPC message as it travels.
 type Message struct {
@@ -173,6 +190,13 @@ func (c *Client) Request(method string, params any) map[string]any {
 		m["params"] = params
 	}
 	return m
+}
+
+// Issued reports whether id is one of the numeric ids Request gave out:
+// an answer carrying another is not to this client's requests.
+func (c *Client) Issued(id json.RawMessage) bool {
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(id)), 10, 64)
+	return err == nil && n > c.idBase && n <= c.nextID.Load()
 }
 
 // Notification builds a JSON-RPC notification.

@@ -58,6 +58,9 @@ type Result struct {
 	Cause report.Cause
 	// Location is the file:line of the failed assertion.
 	Location string
+	// Premise is the premise the failed step stood on (T.OnPremise);
+	// empty for a failure of the check's own.
+	Premise catalogue.Premise
 	// Exchange is the check's exchange log (requests, statuses, SSE lines,
 	// faults) with times from its start.
 	Exchange string

@@ -107,3 +107,17 @@ func TestDeadline(t *testing.T) {
 		t.Fatalf("deadline %v, want 2*need+margin = 11s", got)
 	}
 }
+
+// TestOnPremise: a failure inside OnPremise carries the premise; one
+// after it does not.
+func TestOnPremise(t *testing.T) {
+	run := func(body func(*T)) Result {
+		return Execute(context.Background(), Check{Entry: catalogue.Entry{ID: "X"}, Run: body}, time.Second)
+	}
+	if r := run(func(t *T) { t.OnPremise(catalogue.PremiseGETStream, func() { t.Expect(1).To(Equal(2)) }) }); r.State != Failed || r.Premise != catalogue.PremiseGETStream {
+		t.Errorf("inside: %v %q", r.State, r.Premise)
+	}
+	if r := run(func(t *T) { t.OnPremise(catalogue.PremiseGETStream, func() {}); t.Fail("own") }); r.State != Failed || r.Premise != "" {
+		t.Errorf("after: %v %q", r.State, r.Premise)
+	}
+}

@@ -28,6 +28,10 @@ type T struct {
 	ctx context.Context
 	log *Log
 
+	// premise marks the step running now (OnPremise); only the check's
+	// own goroutine reads or writes it.
+	premise catalogue.Premise
+
 	mu        sync.Mutex
 	cleanups  []func(context.Context)
 	helpers   map[string]bool
@@ -40,12 +44,13 @@ type ended struct {
 	message  string
 	location string
 	cause    report.Cause // a skip's
+	premise  catalogue.Premise
 }
 
 func newT(ctx context.Context, e catalogue.Entry) *T {
 	t := &T{Entry: e, ctx: ctx, log: NewLog(), helpers: map[string]bool{}}
 	t.Gomega = gomega.NewGomega(func(message string, _ ...int) {
-		panic(ended{state: Failed, message: awaited(message), location: t.location()})
+		panic(ended{state: Failed, message: awaited(message), location: t.location(), premise: t.premise})
 	})
 	return t
 }
@@ -77,7 +82,17 @@ func (t *T) Logf(format string, args ...any) { t.log.Printf(format, args...) }
 
 // Fail ends the check as failed.
 func (t *T) Fail(message string) {
-	panic(ended{state: Failed, message: message, location: t.location()})
+	panic(ended{state: Failed, message: message, location: t.location(), premise: t.premise})
+}
+
+// OnPremise runs step, a step of the check that stands on premise p: a
+// failure inside it is marked with p, so that the run reports the check
+// blocked by p's root when that failed too (catalogue.Premise).
+func (t *T) OnPremise(p catalogue.Premise, step func()) {
+	outer := t.premise
+	t.premise = p
+	defer func() { t.premise = outer }()
+	step()
 }
 
 // Failf is Fail with a format.
@@ -178,7 +193,7 @@ func (t *T) run(body func(*T)) (r Result) {
 				r = Result{State: Failed, Message: endedEarly(t.ctx)}
 			}
 		case ended:
-			r = Result{State: v.state, Message: v.message, Location: v.location, Cause: v.cause}
+			r = Result{State: v.state, Message: v.message, Location: v.location, Cause: v.cause, Premise: v.premise}
 		default:
 			r = Result{State: Failed, Message: fmt.Sprintf("panic: %v\n%s", v, debug.Stack()), Location: t.location()}
 		}

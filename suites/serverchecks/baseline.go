@@ -23,7 +23,7 @@ import (
 var toolAsDeclared = catalogue.Entry{ID: "TOOL-AS-DECLARED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.ResilienceProfile + "declared-notifications", Needs: []catalogue.Key{catalogue.KeyNotifying},
 	Summary: "A call of the notifying tool that no fault disturbs delivers every notification the profile declares (tools.notifying), then its result: the checks that count them judge what a fault cost against that."}
 
-// baselineToken is the progress token of the undisturbed call.
+// baselineToken names the progress token of the undisturbed call.
 const baselineToken = "undisturbed"
 
 // observeSlack is what the undisturbed call may take beyond twice the
@@ -107,7 +107,8 @@ func (e *env) observe(ctx context.Context) *Baseline {
 	} else {
 		e.Logf("no standalone GET stream (%v): only the call's POST stream is watched", err)
 	}
-	body := e.C.Request("tools/call", wire.ToolParams(n.Name, n.Arguments, baselineToken))
+	token := uniqueToken(baselineToken)
+	body := e.C.Request("tools/call", wire.ToolParams(n.Name, n.Arguments, token))
 	id, _ := json.Marshal(body["id"])
 	began := time.Now()
 	s, err := e.C.OpenPOST(ctx, sid, body)
@@ -121,7 +122,7 @@ func (e *env) observe(ctx context.Context) *Baseline {
 		b.Error, b.Took = fmt.Sprintf("a refused tools/call (%v)", err), time.Since(began)
 		return b
 	}
-	k := &call{token: baselineToken, id: string(id), post: e.collect("the call's POST stream", s)}
+	k := &call{token: token, id: string(id), post: e.collect("the call's POST stream", s)}
 	streams = append([]*collector{k.post}, streams...)
 	seen := map[string]bool{}
 	var order []string

@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
@@ -26,8 +28,9 @@ type call struct {
 
 // startNotifying calls the notifying tool with a progress token and returns
 // while its POST stream is open.
-func (e *env) startNotifying(ctx context.Context, c *wire.Client, sid, token string) *call {
+func (e *env) startNotifying(ctx context.Context, c *wire.Client, sid, name string) *call {
 	t := e.Config.Tools.Notifying
+	token := uniqueToken(name)
 	body := c.Request("tools/call", wire.ToolParams(t.Name, t.Arguments, token))
 	id, _ := json.Marshal(body["id"])
 	s, err := c.OpenPOST(ctx, sid, body)
@@ -36,6 +39,48 @@ func (e *env) startNotifying(ctx context.Context, c *wire.Client, sid, token str
 	}
 	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
 	return &call{token: token, id: string(id), post: e.collect("POST "+t.Name, s)}
+}
+
+// uniqueToken is a progress token named name and unique in the run, so
+// that a notification is attributed to its own call only: a server that
+// mixes tokens between calls, or sends one session's notifications to
+// another, shows a token that is no call's of the check, never one it
+// counts as its own (two runs of a check, at two revisions, included).
+func uniqueToken(name string) string { return name + "-" + newKey()[:10] }
+
+// expectOwnNotes is the evidence a check that judges where a call's
+// notifications went needs: some of them, with the call's own progress
+// token, on one of streams. When none came, a verdict would rest on an
+// absence: the check cannot tell where they went, and skips saying what
+// it saw instead (notifications of other tokens: a server that mixes
+// tokens between calls, which MSG-RELATED-STREAM grades, or sends other
+// sessions' notifications, which MSG-SESSION-ISOLATED grades).
+func (e *env) expectOwnNotes(k *call, streams ...*collector) {
+	e.Helper()
+	foreign := map[string]int{}
+	for _, c := range streams {
+		if len(e.notes(c.Messages(), k)) > 0 {
+			return
+		}
+		for _, m := range c.Messages() {
+			if tok, ok := progressTokenOf(m); ok {
+				foreign[tok]++
+			}
+		}
+	}
+	seen := "no progress notifications at all"
+	if len(foreign) > 0 {
+		var parts []string
+		for i, tok := range slices.Sorted(maps.Keys(foreign)) {
+			if i == 5 {
+				parts = append(parts, fmt.Sprintf("and %d other tokens", len(foreign)-i))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%d with token %q", foreign[tok], tok))
+		}
+		seen = strings.Join(parts, ", ")
+	}
+	e.Skipf(report.Unobservable, "none of the call's notifications carried its progress token %q, so where they went cannot be told; its streams carried %s", k.token, seen)
 }
 
 // isNote reports whether m is one of the call's counted notifications.

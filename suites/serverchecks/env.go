@@ -32,6 +32,9 @@ type env struct {
 
 	mu   sync.Mutex
 	gone map[string]bool // sessions the check ended itself
+	// clients are those the check made (e.client, the keep-warm one),
+	// whose ids tell its own answers from other sessions' (owns).
+	clients []*wire.Client
 	// polls are the poll intervals of the tasks the check created.
 	polls map[string]time.Duration
 }
@@ -173,7 +176,7 @@ func (tc *Target) setup(t *kit.T, d def) *env {
 
 // client returns a wire client on the check's transport and log.
 func (e *env) client(u string, h http.Header) *wire.Client {
-	c := wire.New(u)
+	c := e.newClient(u)
 	c.FollowRedirects = e.target.FollowRedirects
 	c.HTTP = &http.Client{Transport: &kit.Recorder{Base: e.tr, Log: e.Log()}, CheckRedirect: wire.RedirectPolicy(c.FollowRedirects)}
 	c.ProtocolVersion = e.target.ProtocolVersion
@@ -187,4 +190,41 @@ func (e *env) as(principal int) *wire.Client {
 	h := e.Config.RequestHeader()
 	h.Set("Authorization", "Bearer "+e.Config.Principals[principal].Token)
 	return e.client(e.C.URL, h)
+}
+
+// newClient is wire.New, remembered as one of the check's clients.
+func (e *env) newClient(u string) *wire.Client {
+	c := wire.New(u)
+	e.mu.Lock()
+	e.clients = append(e.clients, c)
+	e.mu.Unlock()
+	return c
+}
+
+// owns reports whether a response answers a request of one of the
+// check's clients: one that does not came from another session (another
+// check's, whose ids are unique in the run).
+func (e *env) owns(m wire.Message) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.clients {
+		if c.Issued(m.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownResponses are the responses among msgs to the check's own requests;
+// another session's are logged as evidence, not counted.
+func (e *env) ownResponses(msgs []wire.Message) []wire.Message {
+	var out []wire.Message
+	for _, m := range responses(msgs) {
+		if e.owns(m) {
+			out = append(out, m)
+		} else {
+			e.Logf("a response to no request of this check (id %s): another session's, left to MSG-SESSION-ISOLATED", quoteID(m.ID))
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package serverchecks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/target"
 )
 
@@ -184,12 +186,20 @@ func (e *env) keptActive(ctx context.Context, a *activity, sid, kind string) {
 	var failure string
 	if kind == "GET" {
 		s, err := e.get(ctx, e.C, sid, "")
-		if err == nil {
+		switch se := new(wire.StatusError); {
+		case err == nil:
 			e.collect("GET", s).Close()
-		} else {
+		case isStatus(err, http.StatusMethodNotAllowed):
+			e.Logf("GET answered 405 (no standalone stream): the session is kept active with tools/list instead")
+			kind = "tools/list"
+		case errors.As(err, &se) && se.Status != http.StatusNotFound:
+			// Refused, not expired: the GET stream is not offered.
+			e.OnPremise(catalogue.PremiseGETStream, func() { e.Failf("a GET on session %q: %v", sid, err) })
+		default:
 			failure = fmt.Sprintf("a GET on session %q: %v", sid, err)
 		}
-	} else {
+	}
+	if kind != "GET" {
 		resp, err := e.C.Call(ctx, sid, "tools/list", nil)
 		switch {
 		case err != nil:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net/http"
 
 	. "github.com/onsi/gomega"
 
@@ -31,6 +32,9 @@ var echoIDs = []string{
 // jsonrpcChecks are the JSON-RPC checks.
 func jsonrpcChecks() []def {
 	return []def{
+		{Entry: catalogue.Entry{ID: "JSONRPC-NOTIFY-202", Level: catalogue.Must, Section: "jsonrpc", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecSending,
+			Summary: "The notifications/initialized that completes the handshake gets 202 Accepted with no body (\"If the server accepts the input, the server MUST return HTTP status code 202 Accepted with no body\"); every check that opens a session stands on it."},
+			body: func(ctx context.Context, e *env) { e.notify202(ctx) }},
 		{Entry: catalogue.Entry{ID: "JSONRPC-ID-ECHO", Level: catalogue.Should, Section: "jsonrpc", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecResponses,
 			Summary: "A response carries its request's id exactly (2^53+1, 1.5, a 30-digit integer, strings with escapes), or the request is refused with -32600 whose id is that id or null, never another."},
 			body: func(ctx context.Context, e *env) {
@@ -56,6 +60,24 @@ func jsonrpcChecks() []def {
 				}
 			}},
 	}
+}
+
+// notify202 runs the initialize handshake by hand and expects its
+// notifications/initialized accepted with 202 and no body: the premise of
+// every check that opens a session (catalogue.PremiseHandshake).
+func (e *env) notify202(ctx context.Context) {
+	resp, err := e.C.Initialize(ctx, "")
+	e.Expect(err).NotTo(HaveOccurred(), "initialize")
+	e.Expect(resp.Status).To(Equal(http.StatusOK), "initialize: HTTP status (%s)", excerptOf(resp))
+	sid := resp.SessionID()
+	if sid != "" {
+		e.Cleanup(func(ctx context.Context) { _, _ = e.C.Delete(ctx, sid) })
+	}
+	n, err := e.C.Post(ctx, sid, wire.Notification("notifications/initialized"))
+	e.Expect(err).NotTo(HaveOccurred(), "notifications/initialized")
+	e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized: HTTP status (%s)", excerptOf(n))
+	e.Expect(len(n.Body)).To(BeZero(), "notifications/initialized was accepted with a body (Content-Type %q): %s; the answer to a notification has none",
+		n.Header.Get("Content-Type"), excerptOf(n))
 }
 
 // idEchoRequests returns how the check sends a request with a raw id:

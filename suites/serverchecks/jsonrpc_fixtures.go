@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/reference/server"
 )
@@ -24,6 +26,13 @@ func init() {
 			Wrap:         idsThroughFloat64,
 		},
 		servers.Fixture{
+			Name:     "notifications-204",
+			About:    "a notification is answered 204 No Content instead of 202 Accepted, so every handshake's notifications/initialized is",
+			Breaks:   []string{"JSONRPC-NOTIFY-202"},
+			Premises: []catalogue.Premise{catalogue.PremiseHandshake},
+			Wrap:     notifications204,
+		},
+		servers.Fixture{
 			Name: "refuses-odd-ids-rounded",
 			About: "a numeric request id that is not a safe integer is refused with -32600, " +
 				"as JSONRPC-ID-ECHO allows, but the error carries the id rounded through a float64 (9007199254740992 for 9007199254740993)",
@@ -38,6 +47,19 @@ func init() {
 			Wrap: refusesOddIDs,
 		},
 	)
+}
+
+// notifications204 answers every notification 204 No Content, after the
+// reference has handled it.
+func notifications204(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := servers.PeekRPC(r); r.Method == http.MethodPost && m.Method != "" && len(m.ID) == 0 {
+			next.ServeHTTP(httptest.NewRecorder(), r)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // refusesOddIDs answers a request whose numeric id is not an integer a

@@ -30,8 +30,8 @@ func (e *env) relatedStreams(ctx context.Context) {
 	}
 	a := e.startNotifying(ctx, e.C, sid, "related-a")
 	b := e.startNotifying(ctx, e.C, sid, "related-b")
-	a.post.name = "call A's POST stream (token related-a)"
-	b.post.name = "call B's POST stream (token related-b)"
+	a.post.name = "call A's POST stream (token " + a.token + ")"
+	b.post.name = "call B's POST stream (token " + b.token + ")"
 	e.awaitResponse(ctx, a, a.post)
 	e.awaitResponse(ctx, b, b.post)
 

@@ -85,7 +85,14 @@ func sessionChecks() []def {
 						body = e.C.Request("tools/list", nil)
 					}
 					resp := e.send(ctx, e.C, method, unknown, body)
-					e.Expect(resp.Status).To(Equal(http.StatusNotFound), "%s with unknown session id %q", method, unknown)
+					step := func() {
+						e.Expect(resp.Status).To(Equal(http.StatusNotFound), "%s with unknown session id %q", method, unknown)
+					}
+					if method == http.MethodGet && resp.Status != http.StatusNotFound {
+						// A GET refused whatever its session stands on the GET stream.
+						e.OnPremise(catalogue.PremiseGETStream, step)
+					}
+					step()
 				}
 			}},
 
@@ -121,8 +128,8 @@ func sessionChecks() []def {
 				e.expectWorks(ctx, e.C, sid)
 			}},
 
-		{Entry: catalogue.Entry{ID: "VER-INVALID-400", Level: catalogue.Must, Section: "sessions", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecVersion,
-			Summary: "A request with an unsupported MCP-Protocol-Version gets 400."},
+		{Entry: catalogue.Entry{ID: "VER-INVALID-400", Level: catalogue.Must, Section: "sessions", Revisions: catalogue.WithVersionHeader, Stateless: true, SpecRef: catalogue.SpecVersion,
+			Summary: "A request with an unsupported MCP-Protocol-Version gets 400 (the header is new in 2025-06-18)."},
 			body: func(ctx context.Context, e *env) {
 				sid := e.connect(ctx, e.C)
 				bad := e.client(e.C.URL, e.Config.RequestHeader())
@@ -133,7 +140,7 @@ func sessionChecks() []def {
 			}},
 
 		{Entry: catalogue.Entry{ID: "ORIGIN-403", Level: catalogue.Must, Section: "sessions", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecSecurity,
-			Summary: "A request with a present but disallowed Origin (origins.disallowed, default https://mcp-conform.invalid) gets 403."},
+			Summary: "A request with a present but disallowed Origin (origins.disallowed, default https://mcp-conform.invalid) gets 403 (from 2025-11-25; before it, \"Servers MUST validate the Origin header\", and any 4xx refusal does)."},
 			body: func(ctx context.Context, e *env) {
 				foreign := e.Config.Origins.DisallowedOrigin()
 				h := e.Config.RequestHeader()
@@ -153,6 +160,13 @@ func sessionChecks() []def {
 				e.Expect(err).NotTo(HaveOccurred())
 				if sid := resp.SessionID(); sid != "" {
 					e.Cleanup(func(ctx context.Context) { _, _ = e.C.Delete(ctx, sid) })
+				}
+				if rev := wire.Revision(e.target.ProtocolVersion); rev.Before(wire.Revision20251125) {
+					// Before 2025-11-25 the spec asks the Origin to be
+					// validated, not for which status: any refusal does.
+					e.Expect(resp.Status).To(And(BeNumerically(">=", 400), BeNumerically("<", 500)),
+						"%s with Origin %q (a foreign site: DNS rebinding): at %s a refusal (4xx) validates it; 403 is required from 2025-11-25", what, foreign, rev)
+					return
 				}
 				e.Expect(resp.Status).To(Equal(http.StatusForbidden), "%s with Origin %q (a foreign site: DNS rebinding)", what, foreign)
 			}},

@@ -3,6 +3,7 @@ package serverchecks
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +27,13 @@ func init() {
 			About:  "session ids are short and sequential (s1, s2, ...): guessable",
 			Breaks: []string{"SESS-ID-ENTROPY"},
 			Wrap:   sequentialIDs,
+		},
+		servers.Fixture{
+			Name: "speaks-2025-03-26-only",
+			About: "a server of 2025-03-26 alone, without what later revisions added: it ignores MCP-Protocol-Version (new in 2025-06-18) " +
+				"and refuses a foreign Origin with 400 (403 is required from 2025-11-25); no check may fail it on a rule its revision does not have",
+			Configure: func(c *server.Config) { c.Revisions = []string{string(wire.Revision20250326)} },
+			Wrap:      asOf20250326,
 		},
 		servers.Fixture{
 			Name:   "missing-id-404",
@@ -252,4 +260,28 @@ func originUnchecked(next http.Handler, _ server.Config) http.Handler {
 		r.Header.Del("Origin")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// asOf20250326 drops the MCP-Protocol-Version header before the reference
+// sees it, and refuses a foreign Origin (neither allowed by cfg nor a
+// localhost one) with 400 before the reference would with 403.
+func asOf20250326(next http.Handler, cfg server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(wire.HeaderProtocolVersion)
+		if o := r.Header.Get("Origin"); o != "" && !localOrAllowed(o, cfg.AllowedOrigins) {
+			http.Error(w, "Bad Request: origin not allowed", http.StatusBadRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// localOrAllowed reports an Origin the reference lets call it: one of
+// allowed, or with none given, a localhost one.
+func localOrAllowed(origin string, allowed []string) bool {
+	if len(allowed) > 0 {
+		return slices.Contains(allowed, origin)
+	}
+	u, err := url.Parse(origin)
+	return err == nil && slices.Contains([]string{"localhost", "127.0.0.1", "::1"}, u.Hostname())
 }

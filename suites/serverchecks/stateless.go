@@ -1,6 +1,8 @@
 package serverchecks
 
 import (
+	"fmt"
+
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
@@ -31,8 +33,12 @@ func (e *env) stateless() bool { return e.target.stateless() }
 // target issues no session id and the check needs one.
 func (tc *Target) inapplicable(ent catalogue.Entry) (report.Cause, string) {
 	switch rev := wire.Revision(tc.ProtocolVersion); {
-	case ent.Revisions.Since != "" && rev.Before(ent.Revisions.Since):
+	case ent.Revisions.Since != "" && rev.Before(ent.Revisions.Since) && tc.Offered != "" && tc.Offered != tc.ProtocolVersion && !wire.Revision(tc.Offered).Before(ent.Revisions.Since):
+		return report.OtherRevision, fmt.Sprintf("not applicable: the rule is of protocol %s, and the target does not speak it: offered %s, it negotiated %s", ent.Revisions, tc.Offered, rev)
+	case ent.Revisions.Since == wire.Revision20260728 && rev.Before(ent.Revisions.Since):
 		return report.OtherRevision, OnlySessionlessRevision
+	case ent.Revisions.Since != "" && rev.Before(ent.Revisions.Since):
+		return report.OtherRevision, fmt.Sprintf("not applicable: the rule is of protocol %s; the target negotiated %s", ent.Revisions, rev)
 	case tc.sessionlessRevision() && !ent.Revisions.Has(rev) && ent.Stateless:
 		return report.NoSessions, "not applicable: " + tc.Sessionless + "; the check begins with the initialize handshake, which that revision removed"
 	case tc.sessionlessRevision() && !ent.Revisions.Has(rev), tc.stateless() && !ent.Stateless:

@@ -59,7 +59,7 @@ func streamChecks() []def {
 					e.plainRequests(ctx, sid) // requests every server answers, with no tool to call
 				}
 				e.expectWorks(ctx, e.C, sid)
-				e.Consistently(quiet(e.Config), func() []wire.Message { return responses(get.Messages()) }).
+				e.Consistently(quiet(e.Config), func() []wire.Message { return e.ownResponses(get.Messages()) }).
 					Should(BeEmpty(), "JSON-RPC responses on the standalone GET stream")
 			}},
 
@@ -76,6 +76,7 @@ func streamChecks() []def {
 				k := e.startNotifying(ctx, e.C, sid, "unrelated")
 				e.awaitResponse(ctx, k, k.post)
 				e.Pause(quiet(e.Config)) // anything sent to the GET stream arrives meanwhile
+				e.expectOwnNotes(k, k.post, get)
 				if on := e.notes(get.Messages(), k); len(on) > 0 {
 					e.Failf("%d of the call's notifications came on the standalone GET stream while the call's POST stream was connected (%d came on the POST stream); the GET stream should carry only messages unrelated to running requests: %s",
 						len(on), len(e.notes(k.post.Messages(), k)), strings.Join(on, " "))
@@ -92,11 +93,15 @@ func streamChecks() []def {
 				e.Pause(quiet(e.Config)) // anything broadcast to the GET stream arrives meanwhile
 				get.name = "the standalone GET stream"
 				e.expectDelivered(k, k.post, get)
-				e.Expect(responses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
+				e.Expect(e.ownResponses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
 			}},
 		{Entry: catalogue.Entry{ID: "MSG-RELATED-STREAM", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecSending, Needs: []catalogue.Key{catalogue.KeyNotifying},
 			Summary: "A POST stream carries only its own request's progress notifications, not those of another call running in the session (or, on a stateless target, at the same time) (\"These messages SHOULD relate to the originating client request.\")."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) { e.relatedStreams(ctx) }},
+
+		{Entry: catalogue.Entry{ID: "MSG-SESSION-ISOLATED", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecMultiple, Needs: []catalogue.Key{catalogue.KeyNotifying},
+			Summary: "Each session's messages stay on its own streams: with two sessions' GET streams open and a call running in each at once, no stream of one carries a notification or a response of another (\"The server MUST send each of its JSON-RPC messages on only one of the connected streams; that is, it MUST NOT broadcast the same message across multiple streams\")."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) { e.sessionsIsolated(ctx) }},
 
 		{Entry: catalogue.Entry{ID: "EVT-ID-UNIQUE", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecResumability,
 			Summary: "SSE event ids are unique across all streams of the session."},
@@ -167,12 +172,9 @@ func streamChecks() []def {
 				e.replayPOST(ctx, "replay-post-noticed", every+every/2)
 			}},
 
-		{Entry: catalogue.Entry{ID: "SSE-PRIMING", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecSending,
-			Summary: "An SSE stream that a POST opens starts with an event that has an id and empty data."},
+		{Entry: catalogue.Entry{ID: "SSE-PRIMING", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithPriming, Stateless: true, SpecRef: catalogue.SpecSending,
+			Summary: "An SSE stream that a POST opens starts with an event that has an id and empty data (new in 2025-11-25)."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) {
-				if !wire.Revision(e.target.ProtocolVersion).HasPriming() {
-					e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
-				}
 				sid := e.connect(ctx, e.C)
 				if e.Config.Has(catalogue.KeyNotifying) {
 					k := e.startNotifying(ctx, e.C, sid, "priming")
@@ -183,12 +185,18 @@ func streamChecks() []def {
 				} else {
 					// With no tool to call, the POST streams of requests every
 					// server answers; one answered with JSON has none to judge.
+					judged := 0
 					for _, resp := range e.plainRequests(ctx, sid) {
 						if resp.IsSSE && len(resp.Events) > 0 {
 							first := resp.Events[0]
 							e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
 								"the POST stream's first event (%s) must have an id and empty data; got id %q data %q", resp.method, first.ID, first.Data)
+							judged++
 						}
+					}
+					if judged == 0 {
+						// No evidence, no pass.
+						e.Skip(report.NotOffered, "the target answered every request with JSON, opening no SSE stream to judge; declare tools.notifying for a call it streams")
 					}
 				}
 				// The SHOULD sits under "Sending Messages to the Server": it is
@@ -196,8 +204,8 @@ func streamChecks() []def {
 				// priming is GET-PRIMED, a resilience expectation.
 			}},
 
-		{Entry: catalogue.Entry{ID: "SSE-RETRY-FIELD", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecSending,
-			Summary: "A server that closes an SSE connection on purpose sends a retry field first."},
+		{Entry: catalogue.Entry{ID: "SSE-RETRY-FIELD", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithPriming, SpecRef: catalogue.SpecSending,
+			Summary: "A server that closes an SSE connection on purpose sends a retry field first (new in 2025-11-25)."},
 			body: func(ctx context.Context, e *env) {
 				sid := e.connect(ctx, e.C)
 				first := e.openGET(ctx, e.C, sid, "")

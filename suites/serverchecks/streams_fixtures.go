@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
@@ -22,10 +23,29 @@ func init() {
 			Wrap:   getStream202,
 		},
 		servers.Fixture{
+			Name:     "get-refused-400",
+			About:    "a GET for the standalone stream is refused with 400 Bad Request, not 405, so no check that watches it can",
+			Breaks:   []string{"GET-SSE-OR-405"},
+			Premises: []catalogue.Premise{catalogue.PremiseGETStream},
+			Wrap:     getRefused400,
+		},
+		servers.Fixture{
 			Name:   "responses-copied-to-get",
 			About:  "every response sent on a POST stream is also sent on the session's standalone GET stream",
 			Breaks: []string{"GET-NO-RESPONSES", "MSG-ONE-STREAM"},
 			Wrap:   copyToGET(wire.Message.IsResponse),
+		},
+		servers.Fixture{
+			Name:   "notifications-to-every-session",
+			About:  "every notification a call sends is also sent on the standalone GET stream of every other session: one user sees another's progress",
+			Breaks: []string{"MSG-SESSION-ISOLATED"},
+			Wrap:   copyToOtherSessions(func(m wire.Message) bool { return m.Method != "" && m.ID == nil }),
+		},
+		servers.Fixture{
+			Name:   "responses-to-every-session",
+			About:  "every response is also sent on the standalone GET stream of every other session: one user's results reach another",
+			Breaks: []string{"MSG-SESSION-ISOLATED"},
+			Wrap:   copyToOtherSessions(wire.Message.IsResponse),
 		},
 		servers.Fixture{
 			Name:   "first-note-on-get",
@@ -90,6 +110,19 @@ func init() {
 	)
 }
 
+// getRefused400 answers every GET 400, as a server that checks a header
+// it should not (mcp-lite 0.10 refuses a GET whose MCP-Protocol-Version is
+// not 2025-06-18, the revision it negotiated included).
+func getRefused400(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.Error(w, "Bad Request: Protocol version mismatch", http.StatusBadRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 func getStream202(next http.Handler, _ server.Config) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
@@ -115,6 +148,21 @@ func copyToGET(copied func(wire.Message) bool) func(http.Handler, server.Config)
 			ev := servers.ParseEvent(raw)
 			if m, ok := ev.Message(); ok && copied(m) {
 				gets.Inject(sid, servers.MessageEvent(ev.Data))
+			}
+			return raw
+		}
+	})
+}
+
+// copyToOtherSessions sends each message copied selects, as it goes on
+// a POST stream of one session, on the standalone GET stream of every
+// other session too.
+func copyToOtherSessions(copied func(wire.Message) bool) func(http.Handler, server.Config) http.Handler {
+	return withGET(func(sid string, gets *servers.GetStreams) func([]byte) []byte {
+		return func(raw []byte) []byte {
+			ev := servers.ParseEvent(raw)
+			if m, ok := ev.Message(); ok && copied(m) {
+				gets.InjectOthers(sid, servers.MessageEvent(ev.Data))
 			}
 			return raw
 		}

@@ -10,8 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
-	"github.com/mcp-conform/mcp-conform/internal/report"
-	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // replacedGETWait bounds how long the server may take to close a replaced GET.
@@ -46,12 +44,9 @@ func streamResilienceChecks() []def {
 					"the first GET stream was still open %v after a second one replaced it", replacedGETWait)
 			}},
 
-		{Entry: catalogue.Entry{ID: "GET-PRIMED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "resumable-standalone-stream",
+		{Entry: catalogue.Entry{ID: "GET-PRIMED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithPriming, SpecRef: catalogue.ResilienceProfile + "resumable-standalone-stream",
 			Summary: "A standalone GET stream starts with a priming event (an id and empty data), so a client cut before the first message can resume it."},
 			body: func(ctx context.Context, e *env) {
-				if !wire.Revision(e.target.ProtocolVersion).HasPriming() {
-					e.Skip(report.OtherRevision, "priming events are new in protocol 2025-11-25; negotiated "+e.target.ProtocolVersion)
-				}
 				sid := e.connect(ctx, e.C)
 				get := e.openGET(ctx, e.C, sid, "")
 				e.Expect(e.WaitUntil(primingWait, func() bool { return len(get.Events()) > 0 })).To(BeTrue(),

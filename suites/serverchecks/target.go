@@ -14,8 +14,13 @@ type Target struct {
 	URL string
 	// Config is the target profile (never nil).
 	Config *target.Profile
-	// ProtocolVersion is offered in initialize and sent on every request.
+	// ProtocolVersion is offered in initialize and sent on every request:
+	// the revision the target negotiated.
 	ProtocolVersion string
+	// Offered is the revision the run asked for, when the target
+	// negotiated another; a check of a revision the target does not speak
+	// says so then.
+	Offered string
 	// Faults is the embedded fault proxy server; nil with --no-proxy.
 	Faults *toxics.Server
 	// Restart restarts the target (F-RESTART); nil when it cannot.

@@ -30,14 +30,14 @@ func (e *env) watch(c *wire.Client, sid string) {
 		return
 	}
 	born := time.Now()
-	direct := wire.New(e.target.URL)
+	direct := e.newClient(e.target.URL)
 	direct.ProtocolVersion, direct.Header = c.ProtocolVersion, c.Header.Clone()
 	direct.FollowRedirects = e.target.FollowRedirects
 	e.Diagnose(func(ctx context.Context) string {
 		if e.ended(sid) {
 			return ""
 		}
-		resp, err := direct.Post(ctx, sid, ownRequest("tools/list", "diagnose"))
+		resp, err := direct.Post(ctx, sid, direct.Request("tools/list", nil))
 		if err != nil || !gone(resp) {
 			return ""
 		}
@@ -76,7 +76,7 @@ func (e *env) watch(c *wire.Client, sid string) {
 				defer func() { <-inflight }()
 				rctx, cancel := context.WithTimeout(ctx, keepWarmTimeout)
 				defer cancel()
-				_, _ = direct.Post(rctx, sid, ownRequest("tools/list", fmt.Sprintf("keep-warm-%d", n)))
+				_, _ = direct.Post(rctx, sid, direct.Request("tools/list", nil))
 			})
 		}
 	})
@@ -96,13 +96,6 @@ func gone(resp *wire.Response) bool {
 		return strings.Contains(strings.ToLower(string(resp.Body)), "session")
 	}
 	return false
-}
-
-// ownRequest is a request whose string id no client of the check uses:
-// their ids are numbers, and a server may refuse a request whose id is
-// one still in flight in the session.
-func ownRequest(method, id string) map[string]any {
-	return map[string]any{"jsonrpc": "2.0", "id": "mcp-conform-" + id, "method": method}
 }
 
 // maxKeepWarm bounds the keep-warm requests in flight for one session.

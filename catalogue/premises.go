@@ -1,0 +1,35 @@
+package catalogue
+
+// Premise is something a check stands on that another check grades: its
+// root. A check's step that stands on a premise is marked with it (kit's
+// T.OnPremise); when that step fails and the root failed in the same run,
+// the check is reported blocked by the root, naming the premise, not as a
+// defect of its own. A step that fails while the root passed is the
+// check's own failure. A premise absent by a legal choice (GET answered
+// 405) is not a failure at all: the step skips, saying so.
+type Premise string
+
+// The premises, a closed list.
+const (
+	// PremiseHandshake: the initialize handshake completes, its
+	// notifications/initialized accepted with 202.
+	PremiseHandshake Premise = "handshake"
+	// PremiseGETStream: the standalone GET stream is offered (200
+	// text/event-stream), or refused with 405, which the checks skip on.
+	PremiseGETStream Premise = "get-stream"
+)
+
+// premises are the premises' roots and what each says.
+var premises = map[Premise]struct{ root, says string }{
+	PremiseHandshake: {"JSONRPC-NOTIFY-202", "the initialize handshake completes: notifications/initialized gets 202 Accepted"},
+	PremiseGETStream: {"GET-SSE-OR-405", "a GET with Accept: text/event-stream opens the standalone stream (200) or is refused with 405"},
+}
+
+// Premises lists every premise.
+func Premises() []Premise { return []Premise{PremiseHandshake, PremiseGETStream} }
+
+// Root is the check that grades p.
+func (p Premise) Root() string { return premises[p].root }
+
+// Says is what p takes for granted, for messages.
+func (p Premise) Says() string { return premises[p].says }
