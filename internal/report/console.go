@@ -63,10 +63,7 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 		}
 	}
 	counts, unselected := verdictCounts(r)
-	result := "PASSED"
-	if !r.Passed {
-		result = "FAILED"
-	}
+	result := r.Result()
 	fmt.Fprintf(w, "\n%s: %d checks run: %s (%.1fs)", result, len(r.Checks)-unselected, strings.Join(counts, ", "), r.Seconds)
 	if r.Counts[Blocked] > 0 {
 		fmt.Fprintf(w, "; %d distinct %s", r.Defects, map[bool]string{true: "defect", false: "defects"}[r.Defects == 1])
@@ -75,6 +72,9 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 		fmt.Fprintf(w, "; %d not selected", unselected)
 	}
 	fmt.Fprintln(w)
+	if result == "NOTHING GRADED" {
+		fmt.Fprintf(w, "No check judged the target: %s\n", r.NothingGradedWhy())
+	}
 }
 
 // NotSelectedMessage is the message of a check the filters left out

@@ -125,11 +125,12 @@ type mdWriter struct {
 const reserve = 1 << 10
 
 func (m *mdWriter) header(r *Run) {
-	result := "PASSED"
-	if !r.Passed {
-		result = "FAILED"
+	result := r.Result()
+	mark := map[string]string{"PASSED": "✅", "FAILED": "❌", "NOTHING GRADED": "⚠️"}[result]
+	fmt.Fprintf(&m.b, "### %s mcp-conform %s: %s\n\n", mark, r.Mode, result)
+	if result == "NOTHING GRADED" {
+		fmt.Fprintf(&m.b, "No check judged the target: %s\n\n", escapeMD(truncate(r.NothingGradedWhy(), maxMessage)))
 	}
-	fmt.Fprintf(&m.b, "### %s mcp-conform %s: %s\n\n", map[bool]string{true: "✅", false: "❌"}[r.Passed], r.Mode, result)
 	counts, unselected := verdictCounts(r)
 	defects := fmt.Sprintf("%d distinct defects", r.Defects)
 	if r.Defects == 1 {

@@ -4,6 +4,7 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -157,6 +158,50 @@ func (r *Run) Finish() {
 			r.RootCauses = append(r.RootCauses, c.Name())
 		}
 	}
+}
+
+// Graded reports whether any check judged the target (a verdict other
+// than skip or inconclusive): a run that graded nothing did not pass.
+func (r *Run) Graded() bool {
+	for _, c := range r.Checks {
+		if c.Verdict != Skip && c.Verdict != Inconclusive {
+			return true
+		}
+	}
+	return false
+}
+
+// Result is the word the summaries give the run: PASSED, FAILED, or
+// NOTHING GRADED when every check skipped or was inconclusive.
+func (r *Run) Result() string {
+	switch {
+	case !r.Passed:
+		return "FAILED"
+	case !r.Graded():
+		return "NOTHING GRADED"
+	}
+	return "PASSED"
+}
+
+// NothingGradedWhy says why a run graded nothing: the skip reason most
+// checks gave, with how many gave it.
+func (r *Run) NothingGradedWhy() string {
+	count := map[string]int{}
+	best := ""
+	for _, c := range r.Checks {
+		if c.Verdict != Skip || c.Cause == NotSelected {
+			continue
+		}
+		why := firstLine(c.Message)
+		count[why]++
+		if count[why] > count[best] || (count[why] == count[best] && why < best) {
+			best = why
+		}
+	}
+	if best == "" {
+		return "no check ran"
+	}
+	return fmt.Sprintf("%d of the checks skipped: %s", count[best], best)
 }
 
 // rank orders checks for the reports: root causes first (failures of the

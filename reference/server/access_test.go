@@ -32,3 +32,16 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 		t.Fatalf("tools/list with alice's first token after her other one: HTTP %d, want 200", resp.Status)
 	}
 }
+
+// TestLastEventIDOnPOSTIgnored: a Last-Event-ID header on a POST, which no
+// revision forbids and some clients send on every request, is ignored:
+// initialize and a request on the session are served as without it.
+func TestLastEventIDOnPOSTIgnored(t *testing.T) {
+	e := newEnv(t, server.Config{})
+	c := e.client()
+	c.Header.Set("Last-Event-ID", "stream_1")
+	sid := e.connect(c)
+	if resp := e.do(c, http.MethodPost, sid, c.Request("tools/list", nil)); resp.Status != http.StatusOK {
+		t.Fatalf("tools/list with a Last-Event-ID header: HTTP %d %s, want 200", resp.Status, resp.Body)
+	}
+}

@@ -38,6 +38,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodPost:
+		// Last-Event-ID resumes GET streams; on a POST it means nothing,
+		// and no revision forbids it: ignored, where the go-sdk would
+		// refuse the request with 400.
+		r.Header.Del(headerLastEventID)
 		s.servePOST(w, r, principal, id)
 	case http.MethodGet:
 		s.serveGET(w, r, principal, id)

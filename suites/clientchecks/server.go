@@ -179,6 +179,20 @@ func (s *scriptedServer) hold(x *exchange, r *http.Request) {
 	}
 }
 
+// holdUntil keeps a request unanswered until release is closed, and
+// reports true then: the caller lets it through, so what the client does
+// next is seen. It reports false when the client gave up first.
+func (s *scriptedServer) holdUntil(x *exchange, r *http.Request, release <-chan struct{}) bool {
+	s.rec.note(x, "held: no answer until the step the check waits for")
+	select {
+	case <-release:
+		return true
+	case <-r.Context().Done():
+	case <-s.closing:
+	}
+	return false
+}
+
 // rpcError answers a request with a JSON-RPC error (HTTP 200).
 func (s *scriptedServer) rpcError(x *exchange, w http.ResponseWriter, code int, msg string) {
 	s.rec.note(x, "answered with JSON-RPC error %d %q", code, msg)

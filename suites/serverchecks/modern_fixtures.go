@@ -113,7 +113,9 @@ func (b modernBody) meta() map[string]any {
 func readModern(r *http.Request) (modernBody, bool) {
 	b := modernBody{raw: map[string]any{}}
 	var raw map[string]any
-	if json.Unmarshal(servers.PeekBody(r), &raw) != nil || raw == nil {
+	d := json.NewDecoder(bytes.NewReader(servers.PeekBody(r)))
+	d.UseNumber() // ids and numbers pass through exactly
+	if d.Decode(&raw) != nil || raw == nil {
 		return b, false
 	}
 	b.raw = raw

@@ -2,7 +2,10 @@ package serverchecks
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	. "github.com/onsi/gomega"
@@ -35,14 +38,19 @@ func recreateChecks() []def {
 			}},
 
 		{Entry: catalogue.Entry{ID: "RECREATE-WORKS-AFTER", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "transport-recreation", DependsOn: []string{"RECREATE-REINIT-200"},
-			Summary: "After the re-initialize, tools/list, tools/call and a new GET stream work on the same id."},
+			Summary: "After the re-initialize, tools/list (listing the same tools as before it), tools/call and a new GET stream work on the same id."},
 			body: func(ctx context.Context, e *env) {
 				sid := e.connect(ctx, e.C)
+				before := e.toolNames(ctx, e.C, sid)
 				e.reinitialize(ctx, e.C, sid)
-				e.expectWorks(ctx, e.C, sid)
+				e.Expect(e.toolNames(ctx, e.C, sid)).To(Equal(before), "the tools tools/list lists after the re-initialize; before it they were %v (the seeds: \"verify listTools() returns the same tools as before the refresh\")", before)
 				e.expectCall(ctx, e.C, sid)
 				e.openGET(ctx, e.C, sid, "")
 			}},
+
+		{Entry: catalogue.Entry{ID: "RECREATE-INFLIGHT", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "transport-recreation", Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"RECREATE-REINIT-200", "TOOL-AS-DECLARED"},
+			Summary: "The page refresh of the seeds, as it happens: a call in flight, every stream cut, initialize carrying the stored session id, a new GET stream; the call goes on, every notification of it arrives once (the rest on the new GET stream or by resuming its POST stream from the last event seen) and so does its result."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) { e.refreshInFlight(ctx) }},
 
 		{Entry: catalogue.Entry{ID: "RECREATE-OWNER-ONLY", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "session-ownership", Needs: []catalogue.Key{catalogue.KeyPrincipals}, DependsOn: []string{"SESS-UNKNOWN-404"},
 			Summary: "A request for a session made with another principal's token is refused (403/404) and the session is untouched."},
@@ -159,4 +167,94 @@ func (e *env) expectCall(ctx context.Context, c *wire.Client, sid string) {
 	default:
 		e.Logf("no tool declared in the target profile; tools/call not exercised")
 	}
+}
+
+// refreshInFlight replays the seeds' acceptance test (a refresh while a
+// tool runs): the call's first notification read, every connection cut,
+// the session re-initialized with its id, a new standalone GET stream
+// opened and the call's POST stream resumed from the last event read.
+// Every notification of the call must then have arrived once, on some
+// stream the client held, and its result too.
+func (e *env) refreshInFlight(ctx context.Context) {
+	sid := e.connect(ctx, e.C)
+	first := e.openGET(ctx, e.C, sid, "")
+	k := e.startNotifying(ctx, e.C, sid, "refresh")
+	e.awaitPostNotes(ctx, k, 1)
+	e.refresh() // the page goes: every stream it held is cut
+	e.reinitialize(ctx, e.C, sid)
+	get := e.openGET(ctx, e.C, sid, "")
+	get.name = "the GET stream after the re-initialize"
+	streams := []*collector{first, k.post, get}
+	resumed, err := e.resumeAsClient(ctx, sid, k.post, "the POST stream resumed after the re-initialize")
+	if err == nil {
+		streams = append(streams, resumed)
+	}
+	var got bool
+	var resp wire.Message
+	e.WaitUntil(toolRun(e.Config)+quiet(e.Config), func() bool {
+		for _, c := range streams {
+			if m, ok := k.response(c.Messages()); ok {
+				got, resp = true, m
+			}
+		}
+		return got
+	})
+	e.Pause(quiet(e.Config)) // what else the server sends arrives meanwhile
+	if !got {
+		why := ""
+		if err != nil {
+			why = fmt.Sprintf("; resuming its POST stream from %s failed: %v", k.post.LastID(), err)
+		}
+		e.Failf("the call running when the page refreshed never returned its result after the re-initialize (a re-initialize must not abort the session's calls)%s; %s", why, e.byStream(k, streams...))
+	}
+	if failed := callFailed(resp); failed != "" && e.countNotes(k, streams...) < e.wantNotes() {
+		e.Failf("the call running when the page refreshed ended right after the re-initialize, with %s: a re-initialize must not abort the session's calls; %s", failed, e.byStream(k, streams...))
+	}
+	e.expectDelivered(k, streams...)
+}
+
+// callFailed says how a tools/call's response reports a failure (a
+// JSON-RPC error, or a result with isError), bounded; "" for a success.
+func callFailed(m wire.Message) string {
+	if m.Error != nil {
+		return fmt.Sprintf("JSON-RPC error %d %q", m.Error.Code, bounded(m.Error.Message))
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(m.Result, &r) == nil && r.IsError {
+		return "an error result " + bounded(string(m.Result))
+	}
+	return ""
+}
+
+// bounded cuts target text for a message.
+func bounded(s string) string {
+	if len(s) > 200 {
+		return fmt.Sprintf("%q…", s[:200])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// toolNames lists the tools of one page of tools/list on session sid,
+// sorted.
+func (e *env) toolNames(ctx context.Context, c *wire.Client, sid string) []string {
+	resp, err := c.Call(ctx, sid, "tools/list", nil)
+	e.Expect(err).NotTo(HaveOccurred(), "tools/list")
+	e.Expect(resp.Status).To(Equal(http.StatusOK), "tools/list %s: %s", onSession(sid), excerptOf(resp))
+	m, err := resp.Result()
+	e.Expect(err).NotTo(HaveOccurred(), "tools/list")
+	e.Expect(m.Error).To(BeNil(), "tools/list %s", onSession(sid))
+	var page struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	e.Expect(json.Unmarshal(m.Result, &page)).To(Succeed(), "tools/list result")
+	names := []string{}
+	for _, t := range page.Tools {
+		names = append(names, t.Name)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -1,6 +1,7 @@
 package serverchecks
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -24,8 +25,21 @@ func init() {
 		servers.Fixture{
 			Name:   "reinit-loses-state",
 			About:  "re-initialize keeps the session id but starts a fresh session behind it: its state is lost",
-			Breaks: []string{"RECREATE-STATE-KEPT", "RECREATE-CONCURRENT"},
+			Breaks: []string{"RECREATE-STATE-KEPT", "RECREATE-CONCURRENT", "RECREATE-INFLIGHT"},
 			Wrap:   reinitLosesState,
+		},
+		servers.Fixture{
+			Name: "reinit-aborts-calls",
+			About: "a re-initialize of a live session cancels the calls still running in it, which never return a result: " +
+				"the page refreshed in the middle of a tool loses its answer",
+			Breaks: []string{"RECREATE-INFLIGHT"},
+			Wrap:   reinitAbortsCalls,
+		},
+		servers.Fixture{
+			Name:   "reinit-forgets-tools",
+			About:  "after a re-initialize, tools/list on the session lists no tools: the new transport's server was built without them",
+			Breaks: []string{"RECREATE-WORKS-AFTER"},
+			Wrap:   reinitForgetsTools,
 		},
 		servers.Fixture{
 			Name:   "reinit-breaks-get",
@@ -262,6 +276,72 @@ func newGETNeedsInit(next http.Handler, _ server.Config) http.Handler {
 				st.lastEnd = time.Now()
 				mu.Unlock()
 			}()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// reinitAbortsCalls remembers the ids of every session's tools/call and,
+// when a live session is initialized again, cancels them all
+// (notifications/cancelled, as a server that tears the session's running
+// work down with its old transport would).
+func reinitAbortsCalls(next http.Handler, _ server.Config) http.Handler {
+	var mu sync.Mutex
+	calls := map[string][]string{} // session -> tools/call ids
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(wire.HeaderSessionID)
+		m := servers.PeekRPC(r)
+		switch {
+		case sid == "" || r.Method != http.MethodPost:
+		case m.Method == "tools/call" && len(m.ID) > 0:
+			mu.Lock()
+			calls[sid] = append(calls[sid], string(m.ID))
+			mu.Unlock()
+		case m.Method == "initialize":
+			mu.Lock()
+			ids := calls[sid]
+			delete(calls, sid)
+			mu.Unlock()
+			for _, id := range ids {
+				servers.InProcess(next, http.MethodPost, sid, r.Header,
+					`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"session re-initialized"}}`)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// reinitForgetsTools answers tools/list with no tools on a session that
+// was initialized again.
+func reinitForgetsTools(next http.Handler, _ server.Config) http.Handler {
+	var mu sync.Mutex
+	reinitialized := map[string]bool{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(wire.HeaderSessionID)
+		m := servers.PeekRPC(r)
+		switch {
+		case sid == "" || r.Method != http.MethodPost:
+		case m.Method == "initialize":
+			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+				ew.OnStatus = func(code int, _ http.Header) int {
+					if code == http.StatusOK {
+						mu.Lock()
+						reinitialized[sid] = true
+						mu.Unlock()
+					}
+					return code
+				}
+			})
+			return
+		case m.Method == "tools/list":
+			mu.Lock()
+			forgot := reinitialized[sid]
+			mu.Unlock()
+			if forgot {
+				w.Header().Set("Content-Type", wire.MediaTypeJSON)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, m.ID)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
