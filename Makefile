@@ -134,7 +134,7 @@ conform-thirdparty: build
 	$(GO) build -o bin/mcpgo-peer ./fixtures/thirdparty/mcpgo
 	@# Every step runs, so every report is written; any failure fails the target.
 	status=0; \
-	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer fixtures/thirdparty/run.sh $(BIN) || status=1; \
+	THIRDPARTY_PARALLEL_1=1 GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer fixtures/thirdparty/run.sh $(BIN) || status=1; \
 	fixtures/thirdparty/replicas.sh $(BIN) || status=1; \
 	fixtures/thirdparty/clients/run.sh $(BIN) || status=1; \
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer $(GO) test -count=1 -run '^TestE2EInitThirdParty$$' ./cmd/mcp-conform || status=1; \

@@ -17,16 +17,32 @@ const (
 	// PremiseGETStream: the standalone GET stream is offered (200
 	// text/event-stream), or refused with 405, which the checks skip on.
 	PremiseGETStream Premise = "get-stream"
+	// PremiseProgress: a call's progress values increase with each
+	// notification, none sent twice.
+	PremiseProgress Premise = "progress-increases"
+	// PremiseTaskResult: a task's result is had as the tasks revision
+	// says: tasks/result blocks until the task ends and carries the
+	// related-task _meta (2025-11-25), tasks/get carries it inline once the
+	// task completed (the tasks extension).
+	PremiseTaskResult Premise = "task-result"
+	// PremiseEnvelope: a 404 for a gone session carries the -32003
+	// session-expired envelope of the resilience profile.
+	PremiseEnvelope Premise = "envelope"
 )
 
 // premises are the premises' roots and what each says.
 var premises = map[Premise]struct{ root, says string }{
-	PremiseHandshake: {"JSONRPC-NOTIFY-202", "the initialize handshake completes: notifications/initialized gets 202 Accepted"},
-	PremiseGETStream: {"GET-SSE-OR-405", "a GET with Accept: text/event-stream opens the standalone stream (200) or is refused with 405"},
+	PremiseHandshake:  {"JSONRPC-NOTIFY-202", "the initialize handshake completes: notifications/initialized gets 202 Accepted"},
+	PremiseGETStream:  {"GET-SSE-OR-405", "a GET with Accept: text/event-stream opens the standalone stream (200) or is refused with 405"},
+	PremiseProgress:   {"PROGRESS-INCREASES", "a call's progress value increases with each notification, none sent twice"},
+	PremiseTaskResult: {"TASK-RESULT-REPEATABLE", "a task's result is had as the revision says: tasks/result blocks until the task ends and carries the related-task _meta"},
+	PremiseEnvelope:   {"ENVELOPE-404", "a 404 for a gone session carries the -32003 session-expired envelope"},
 }
 
 // Premises lists every premise.
-func Premises() []Premise { return []Premise{PremiseHandshake, PremiseGETStream} }
+func Premises() []Premise {
+	return []Premise{PremiseHandshake, PremiseGETStream, PremiseProgress, PremiseTaskResult, PremiseEnvelope}
+}
 
 // Root is the check that grades p.
 func (p Premise) Root() string { return premises[p].root }

@@ -15,6 +15,7 @@ const (
 	SpecSending       = SpecTransports + "#sending-messages-to-the-server"
 	SpecCancellation  = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation"
 	SpecResponses     = "https://modelcontextprotocol.io/specification/2025-11-25/basic#responses"
+	SpecProgress      = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress"
 	ResilienceProfile = "docs/resilience.md#"
 	SpecTasks         = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks"
 	SpecExtTasks      = "https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md"

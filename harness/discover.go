@@ -26,6 +26,7 @@ func (o *Options) discoverRevisions(ctx context.Context, cfg *target.Profile) ([
 		return nil, &SetupError{legacyErr}
 	}
 	if legacyErr == nil && !wire.Revision(legacy.version).Sessionless() {
+		legacy = o.newestAccepted(ctx, cfg, legacy)
 		out = append(out, revisionProbe{revision: legacy.version, pr: legacy})
 	}
 	modern, modernErr := preflight(ctx, o.URL, wire.SessionlessProtocolVersion, cfg, o.FollowRedirects)
@@ -54,6 +55,32 @@ func (o *Options) discoverRevisions(ctx context.Context, cfg *target.Profile) ([
 	}
 	o.ProtocolVersion = strings.Join(o.revisions, ",")
 	return out, nil
+}
+
+// sessionsRevisions are the revisions with sessions the harness knows,
+// newest first.
+var sessionsRevisions = []wire.Revision{wire.Revision20251125, wire.Revision20250618, wire.Revision20250326}
+
+// newestAccepted is the probe of the newest revision with sessions that
+// the target accepts when offered it. A target offered 2025-11-25 should
+// answer with the newest it supports, but some answer with their oldest
+// (mcp-lite 0.10: 2025-03-26, though it accepts 2025-06-18): each newer
+// revision than the one negotiated is offered in turn.
+func (o *Options) newestAccepted(ctx context.Context, cfg *target.Profile, got *probe) *probe {
+	o.downgraded = ""
+	for _, rev := range sessionsRevisions {
+		if !wire.Revision(got.version).Before(rev) {
+			break
+		}
+		if rev == wire.Revision(wire.DefaultProtocolVersion) {
+			continue // offered already
+		}
+		if p, err := preflight(ctx, o.URL, string(rev), cfg, o.FollowRedirects); err == nil && p.version == string(rev) {
+			o.downgraded = fmt.Sprintf("offered %s, the target negotiated %s, but it accepts %s", wire.DefaultProtocolVersion, got.version, rev)
+			return p
+		}
+	}
+	return got
 }
 
 // unreachable reports an error of a target that did not answer at all.
@@ -86,8 +113,11 @@ func unknownRevisions(errs ...error) string {
 // discoveredNote says which revisions the run found, and how to choose.
 func (o *Options) discoveredNote() string {
 	spoken := strings.Join(o.revisions, " and ")
-	if len(o.revisions) == 1 {
+	if len(o.revisions) == 1 && o.downgraded == "" {
 		spoken += " only"
+	}
+	if o.downgraded != "" {
+		spoken += " (" + o.downgraded + ")"
 	}
 	return fmt.Sprintf("note: the target speaks protocol %s (asked with initialize and server/discover); --protocol-version chooses a revision", spoken)
 }

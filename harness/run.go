@@ -75,6 +75,9 @@ type Options struct {
 	revisions []string
 	// discover: ProtocolVersion is DiscoverRevisions.
 	discover bool
+	// downgraded says how discovery found a newer revision with sessions
+	// than the one the target first negotiated; "" when it did not.
+	downgraded string
 	// NoProxy sends requests straight to the target (fault checks are skipped).
 	NoProxy bool
 	// ReplicaURLs are the endpoints of the target's other replicas; the

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -277,6 +278,37 @@ func TestServerDiscoversRevisions(t *testing.T) {
 			}
 		})
 	}
+	t.Run("answers-its-oldest", func(t *testing.T) {
+		// Offered a revision it does not know, the server answers with its
+		// oldest (as mcp-lite 0.10 does); it accepts 2025-06-18 all the same.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldest := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if bytes.Contains(body, []byte(`"method":"initialize"`)) && !bytes.Contains(body, []byte(`"2025-06-18"`)) {
+					body = regexp.MustCompile(`"protocolVersion":"[^"]*"`).ReplaceAll(body, []byte(`"protocolVersion":"2025-03-26"`))
+				}
+				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+				next.ServeHTTP(w, r)
+			})
+		}
+		h, err := server.NewHost(server.Config{Revisions: []string{"2025-03-26", "2025-06-18"}}, ln, server.HostOptions{Wrap: oldest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		js := filepath.Join(t.TempDir(), "r.json")
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"server", "--url", h.URL(), "--focus", "^SESS-UNKNOWN-404$", "--json", js, "--suggest-profile", ""}, &out, &errOut); code != exitOK {
+			t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+		}
+		if r := readRun(t, js); r.ProtocolVersion != "2025-06-18" || !strings.Contains(out.String(), "negotiated 2025-03-26, but it accepts 2025-06-18") {
+			t.Errorf("run at %s:\n%s", r.ProtocolVersion, out.String())
+		}
+	})
 	t.Run("unknown", func(t *testing.T) {
 		future := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			var req struct {

@@ -125,22 +125,21 @@ func TestCountJudgedAgainstBaseline(t *testing.T) {
 	}
 }
 
-// TestBroadcastCheckJudgedAgainstBaseline: against a server whose every
-// call loses its last notification, MSG-ONE-STREAM (about broadcasting)
-// passes when the undisturbed call showed that loss; judged against the
-// declaration alone it would fail for a loss that has nothing to do with
-// broadcasting.
-func TestBroadcastCheckJudgedAgainstBaseline(t *testing.T) {
+// TestBroadcastCheckIgnoresLosses: against a server whose every call
+// loses its last notification, MSG-ONE-STREAM (about broadcasting) passes,
+// with or without the undisturbed call's baseline: it judges where the
+// call's notifications went, not how many came (TestCountJudgedAgainstBaseline
+// has the count judged against the baseline).
+func TestBroadcastCheckIgnoresLosses(t *testing.T) {
 	t.Parallel()
 	tc := withProxy(t, hosted(t, "last-progress-dropped", "2025-11-25", nil))
 	c := checkOf(t, tc, "MSG-ONE-STREAM")
-	if r := kit.Execute(context.Background(), c, c.Deadline(testMargin)); r.State != kit.Failed || !strings.Contains(r.Message, "got 4 of 5") {
-		t.Fatalf("without a baseline: %v %q, want the failure the declaration alone gives", r.State, r.Message)
+	if r := kit.Execute(context.Background(), c, c.Deadline(testMargin)); r.State != kit.Passed {
+		t.Fatalf("without a baseline: %v %q, want a pass: a lost notification is no broadcast", r.State, r.Message)
 	}
 	tc.Baseline = ObserveBaseline(context.Background(), tc)
-	r := kit.Execute(context.Background(), c, c.Deadline(testMargin))
-	if r.State != kit.Passed || !strings.Contains(r.Exchange, "not the 5 declared, but an undisturbed call of long_operation delivered 4") {
-		t.Fatalf("with the baseline: %v %q, want a pass that says the count is the undisturbed call's\n%s", r.State, r.Message, r.Exchange)
+	if r := kit.Execute(context.Background(), c, c.Deadline(testMargin)); r.State != kit.Passed {
+		t.Fatalf("with the baseline: %v %q, want a pass", r.State, r.Message)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
@@ -39,6 +40,21 @@ func (e *env) startNotifying(ctx context.Context, c *wire.Client, sid, name stri
 	}
 	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
 	return &call{token: token, id: string(id), post: e.collect("POST "+t.Name, s)}
+}
+
+// expectNoneTwice expects no notification of call k on two of streams:
+// a message sent on one stream only.
+func (e *env) expectNoneTwice(k *call, streams ...*collector) {
+	e.Helper()
+	seen := map[string]string{}
+	for _, c := range streams {
+		for _, n := range e.notes(c.Messages(), k) {
+			if on, dup := seen[n]; dup && on != c.name {
+				e.Failf("notification delivered on two streams (%s and %s): %s; %s", on, c.name, n, e.byStream(k, streams...))
+			}
+			seen[n] = c.name
+		}
+	}
 }
 
 // uniqueToken is a progress token named name and unique in the run, so
@@ -164,12 +180,18 @@ func (e *env) expectDeliveredSaying(k *call, why string, streams ...*collector) 
 		last := -1.0
 		for _, n := range notes[i] {
 			if on, dup := seen[n]; dup {
-				e.Failf("notification delivered twice (on %s and %s): %s%s", on, c.name, n, byStream)
+				fail := func() { e.Failf("notification delivered twice (on %s and %s): %s%s", on, c.name, n, byStream) }
+				if on == c.name {
+					// Twice on one stream: sent twice, which
+					// PROGRESS-INCREASES grades, unless it passed.
+					e.OnPremise(catalogue.PremiseProgress, fail)
+				}
+				fail()
 			}
 			seen[n] = c.name
 			if p, ok := progressOf(n); ok {
 				if p <= last {
-					e.Failf("notifications out of order on %s%s", c.name, byStream)
+					e.OnPremise(catalogue.PremiseProgress, func() { e.Failf("notifications out of order on %s%s", c.name, byStream) })
 				}
 				last = p
 			}
@@ -319,7 +341,9 @@ func (e *env) notesSeen(k *call, others []*collector) string {
 // needIDs skips a resumption check when the stream carries no event ids.
 func (e *env) needIDs(c *collector) {
 	if c.LastID() == "" {
-		e.Skip(report.NotOffered, "the target's SSE events carry no ids, so streams cannot be resumed")
+		// Said of the stream seen, not of the target: another of its
+		// streams (the standalone one) may carry ids.
+		e.Skipf(report.NotOffered, "the events of %s carry no ids, so it cannot be resumed", c.name)
 	}
 }
 

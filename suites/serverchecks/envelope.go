@@ -193,12 +193,30 @@ func (e *env) principal(i int) string {
 // expectEnvelope sends tools/list with a session id the server does not know
 // and checks the answer is the 404 session-expired envelope.
 func (e *env) expectEnvelope(ctx context.Context, sid string) envelope {
+	return e.envelopeOf(e.gone404(ctx, sid))
+}
+
+// gone404 sends tools/list on session sid, which must be gone, and expects
+// 404.
+func (e *env) gone404(ctx context.Context, sid string) *wire.Response {
 	resp, err := e.C.Call(ctx, sid, "tools/list", nil)
 	e.Expect(err).NotTo(HaveOccurred())
 	if hint := resp.SessionID(); hint != "" && hint != sid {
 		e.Cleanup(func(ctx context.Context) { _, _ = e.C.Delete(ctx, hint) })
 	}
 	e.Expect(resp.Status).To(Equal(http.StatusNotFound), "tools/list with unknown session id %q", sid)
+	return resp
+}
+
+// envelopeOf expects a 404 to carry the session-expired envelope, which
+// ENVELOPE-404 grades: every other check reading it stands on that.
+func (e *env) envelopeOf(resp *wire.Response) (env404 envelope) {
+	e.OnPremise(catalogue.PremiseEnvelope, func() { env404 = e.readEnvelope(resp) })
+	return env404
+}
+
+// readEnvelope is envelopeOf's step.
+func (e *env) readEnvelope(resp *wire.Response) envelope {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	e.Expect(mt).To(Equal(wire.MediaTypeJSON), "Content-Type of the 404")
 	var env404 envelope

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
@@ -18,7 +19,8 @@ func init() {
 			Name:      "plain-404",
 			About:     "an unknown session id gets a plain -32001 404, not the -32003 envelope",
 			Breaks:    []string{"ENVELOPE-404", "ENVELOPE-RESUME-HINT", "RESUME-TOKEN-OWNER", "RESTART-404"},
-			Blocked:   []string{"ENVELOPE-RESUME-HINT"},
+			Blocked:   []string{"ENVELOPE-RESUME-HINT", "RESTART-404"},
+			Premises:  []catalogue.Premise{catalogue.PremiseEnvelope},
 			Configure: func(c *server.Config) { c.ExpiredResponse = server.ExpiredPlain },
 		},
 		servers.Fixture{

@@ -118,3 +118,60 @@ func (e *env) optionalGET(ctx context.Context, c *wire.Client, sid, name string)
 	e.OnPremise(catalogue.PremiseGETStream, func() { e.Expect(err).NotTo(HaveOccurred(), "%s", name) })
 	return e.collect(name, s)
 }
+
+// progressIncreases runs two calls of the notifying tool at once in one
+// session (none on a stateless target) and judges every progress
+// notification by its token: under each call's token the values increase
+// on every stream that carries them, and none comes twice. A server that
+// labels one call's progress with another's token (a token kept per tool,
+// not per call) interleaves two sequences under one token, which shows
+// as a value that does not increase.
+func (e *env) progressIncreases(ctx context.Context) {
+	if m := e.Config.Tools.Notifying.Method; m != "notifications/progress" {
+		e.Skipf(report.Unobservable, "the profile counts %s, not progress notifications", m)
+	}
+	sid := e.connect(ctx, e.C)
+	var streams []*collector
+	if !e.stateless() {
+		if get := e.optionalGET(ctx, e.C, sid, "the standalone GET stream"); get != nil {
+			streams = append(streams, get)
+		}
+	}
+	a := e.startNotifying(ctx, e.C, sid, "increases-a")
+	b := e.startNotifying(ctx, e.C, sid, "increases-b")
+	a.post.name, b.post.name = "call A's POST stream", "call B's POST stream"
+	streams = append(streams, a.post, b.post)
+	e.awaitResponse(ctx, a, a.post)
+	e.awaitResponse(ctx, b, b.post)
+	e.Pause(quiet(e.Config))
+	judged := false
+	for _, k := range []*call{a, b} {
+		seen := map[float64]string{}
+		for _, c := range streams {
+			last, started := 0.0, false
+			for _, n := range e.notes(c.Messages(), k) {
+				p, ok := progressOf(n)
+				if !ok {
+					continue
+				}
+				if on, dup := seen[p]; dup {
+					e.Failf("progress %v of the call with token %q came twice (on %s and %s): the progress value must increase with each notification; %s",
+						p, k.token, on, c.name, progressByStream([]*call{a, b}, streams))
+				}
+				seen[p] = c.name
+				if started && p <= last {
+					e.Failf("the progress of the call with token %q went from %v to %v on %s: the progress value must increase with each notification; %s",
+						k.token, last, p, c.name, progressByStream([]*call{a, b}, streams))
+				}
+				last, started = p, true
+			}
+		}
+		judged = judged || len(seen) >= 2
+	}
+	if !judged {
+		// Fewer than two values under either token: nothing to compare.
+		e.expectOwnNotes(a, streams...)
+		e.expectOwnNotes(b, streams...)
+		e.Skipf(report.Unobservable, "neither call had two progress notifications with its token to compare; %s", progressByStream([]*call{a, b}, streams))
+	}
+}

@@ -75,7 +75,7 @@ func (e *env) notify202(ctx context.Context) {
 	}
 	n, err := e.C.Post(ctx, sid, wire.Notification("notifications/initialized"))
 	e.Expect(err).NotTo(HaveOccurred(), "notifications/initialized")
-	e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized: HTTP status (%s)", excerptOf(n))
+	e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized: HTTP status%s", bodyNote(n))
 	e.Expect(len(n.Body)).To(BeZero(), "notifications/initialized was accepted with a body (Content-Type %q): %s; the answer to a notification has none",
 		n.Header.Get("Content-Type"), excerptOf(n))
 }
@@ -114,4 +114,12 @@ func sameID(sent string, got json.RawMessage) bool {
 	a, ok1 := new(big.Rat).SetString(sent)
 	b, ok2 := new(big.Rat).SetString(string(got))
 	return ok1 && ok2 && a.Cmp(b) == 0
+}
+
+// bodyNote quotes an answer's body for a message, or says it had none.
+func bodyNote(resp *wire.Response) string {
+	if b := excerptOf(resp); b != "" {
+		return fmt.Sprintf(" (body %q)", b)
+	}
+	return " (no body)"
 }

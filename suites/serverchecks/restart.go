@@ -24,8 +24,10 @@ func restartChecks() []def {
 				e.Logf("!! F-RESTART: restarting the target")
 				e.Expect(e.target.Restart(ctx)).To(Succeed(), "restart the target")
 				e.tr.CloseIdleConnections()
-				e.expectEnvelope(ctx, sid)
+				gone := e.gone404(ctx, sid)
 				e.expectWorks(ctx, e.C, e.connect(ctx, e.C))
+				e.envelopeOf(gone) // last: its shape is ENVELOPE-404's to grade
+
 			}},
 
 		{Entry: catalogue.Entry{ID: "RESTART-HINT", Level: catalogue.Res, Section: "restart", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "restart-recovery", Needs: []catalogue.Key{catalogue.KeyRecoveryHint}, Exclusive: true, DependsOn: []string{"RESTART-404"},

@@ -2,8 +2,10 @@ package serverchecks
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,6 +48,13 @@ func init() {
 			About:  "every response is also sent on the standalone GET stream of every other session: one user's results reach another",
 			Breaks: []string{"MSG-SESSION-ISOLATED"},
 			Wrap:   copyToOtherSessions(wire.Message.IsResponse),
+		},
+		servers.Fixture{
+			Name:     "progress-repeats-last",
+			About:    "a call's last progress notification is sent twice, on the same stream (progress 1 2 3 4 5 5)",
+			Breaks:   []string{"PROGRESS-INCREASES"},
+			Premises: []catalogue.Premise{catalogue.PremiseProgress},
+			Wrap:     progressRepeatsLast,
 		},
 		servers.Fixture{
 			Name:   "first-note-on-get",
@@ -395,4 +404,25 @@ func (c *followedCall) orphaned() (lastID string, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lastID, !c.answered
+}
+
+// progressRepeatsLast sends each progress notification whose progress
+// has reached its total a second time, right after it, on the same stream.
+func progressRepeatsLast(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+			ew.OnEvent = func(raw []byte) []byte {
+				ev := servers.ParseEvent(raw)
+				m, ok := ev.Message()
+				if !ok || m.Method != "notifications/progress" {
+					return raw
+				}
+				var p struct{ Progress, Total float64 }
+				if json.Unmarshal(m.Params, &p) == nil && p.Total > 0 && p.Progress == p.Total {
+					return append(slices.Clone(raw), servers.MessageEvent(ev.Data)...)
+				}
+				return raw
+			}
+		})
+	})
 }

@@ -183,7 +183,15 @@ func (e *env) expectRefused(m wire.Message, what string) {
 // taskResult waits on tasks/result (bounded by the task's run and slack)
 // and expects a result, not an error, tied to the task by its _meta. In
 // the extension tasks/get carries the result: it polls until completed.
-func (e *env) taskResult(ctx context.Context, c *wire.Client, sid, id string) map[string]any {
+func (e *env) taskResult(ctx context.Context, c *wire.Client, sid, id string) (res map[string]any) {
+	// Every check that reads a task's result stands on reading it as the
+	// revision says, which TASK-RESULT-REPEATABLE grades.
+	e.OnPremise(catalogue.PremiseTaskResult, func() { res = e.readTaskResult(ctx, c, sid, id) })
+	return res
+}
+
+// readTaskResult is taskResult's step.
+func (e *env) readTaskResult(ctx context.Context, c *wire.Client, sid, id string) map[string]any {
 	if e.modern() {
 		poll := e.pollOf(id) // as a client does: at the task's pollInterval
 		var t taskState

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/server"
@@ -52,6 +54,14 @@ func init() {
 			// TASK-TTL-KEPT asks again.
 			ModernBreaks: []string{"TASK-RESULT-REPEATABLE", "TASK-TTL-KEPT"},
 			Wrap:         taskResultOnce,
+		},
+		servers.Fixture{
+			Name: "task-result-not-blocking",
+			About: "tasks/result of a task still working answers -32603 \"not completed\" at once instead of blocking until it ends " +
+				"(mcp-framework 0.2.22 does): every check that reads a task's result stands on it",
+			Breaks:   []string{"TASK-RESULT-REPEATABLE"},
+			Premises: []catalogue.Premise{catalogue.PremiseTaskResult},
+			Wrap:     taskResultNotBlocking,
 		},
 		servers.Fixture{
 			Name:   "task-session-scoped",
@@ -530,5 +540,32 @@ func taskLost500(next http.Handler, _ server.Config) http.Handler {
 		rec.Body = bytes.NewBuffer(out)
 		rec.Header().Del("Content-Length")
 		replay(w, rec)
+	})
+}
+
+// taskResultNotBlocking answers tasks/result of a task that tasks/get
+// still shows working with a JSON-RPC error, at once.
+func taskResultNotBlocking(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := servers.PeekRPC(r)
+		if m.Method != "tasks/result" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var p struct {
+			Params struct {
+				TaskID string `json:"taskId"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(servers.PeekBody(r), &p)
+		id, _ := json.Marshal(p.Params.TaskID)
+		got := servers.InProcess(next, http.MethodPost, r.Header.Get(wire.HeaderSessionID), r.Header,
+			`{"jsonrpc":"2.0","id":`+servers.OwnID("get")+`,"method":"tasks/get","params":{"taskId":`+string(id)+`}}`)
+		if strings.Contains(got.Body.String(), `"status":"working"`) {
+			w.Header().Set("Content-Type", wire.MediaTypeJSON)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"Task %s is not completed (status: working). Poll tasks/get until status is 'completed' before requesting the result."}}`, m.ID, p.Params.TaskID)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
