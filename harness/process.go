@@ -41,6 +41,8 @@ type processTarget struct {
 	stopping bool // the harness is stopping the process (Close, Kill)
 	began    time.Time
 	died     chan error // the process exited on its own, once ready
+	// startTook is how long the first start took to answer.
+	startTook time.Duration
 }
 
 // startProcess picks a free port, substitutes it for {port} in the command
@@ -57,11 +59,17 @@ func startProcess(ctx context.Context, command, url string, timeout time.Duratio
 		out:     &tail{max: 8 << 10},
 		died:    make(chan error, 1),
 	}
+	began := time.Now()
 	if err := p.start(ctx); err != nil {
 		return nil, err
 	}
+	p.startTook = time.Since(began)
 	return p, nil
 }
+
+// StartTook is how long the command took to answer when the run began:
+// what a restart of it needs, measured.
+func (p *processTarget) StartTook() time.Duration { return p.startTook }
 
 // freePort picks a port for the target: a free one below the range the
 // kernel hands out for port 0 and outgoing connections, so that no other

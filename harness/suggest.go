@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -63,6 +64,11 @@ func listTools(ctx context.Context, url, version string, cfg *target.Profile) ([
 	}
 	if !wire.Revision(version).Sessionless() { // tools/list follows initialize
 		sid, err := c.Connect(ctx)
+		if ie := new(wire.InitializedError); errors.As(err, &ie) {
+			// A notification answered other than 202 is JSONRPC-NOTIFY-202's
+			// finding; the session may serve tools/list all the same.
+			sid, err = ie.SessionID, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("initialize at %s: %w", url, err)
 		}

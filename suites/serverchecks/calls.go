@@ -1,12 +1,6 @@
 package serverchecks
 
 import (
-	"strconv"
-	"strings"
-	"time"
-
-	. "github.com/onsi/gomega"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +8,11 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"

@@ -1,18 +1,17 @@
 package serverchecks
 
 import (
-	"fmt"
-	"github.com/mcp-conform/mcp-conform/catalogue"
-
-	. "github.com/onsi/gomega"
-
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/sse"
 	"github.com/mcp-conform/mcp-conform/internal/wire"

@@ -61,6 +61,11 @@ func Checks(tc *Target) []kit.Check {
 		if d.need != nil {
 			c.Need = d.need(tc.Config)
 		}
+		if d.Restarts {
+			// A restart's time is the target's, measured at the run's
+			// start, plus the harness's bounded stop.
+			c.Need += restartStop + tc.StartTook
+		}
 		c.Run = func(t *kit.T) { d.body(t.Context(), tc.setup(t, d)) }
 		out[i] = c
 	}
@@ -228,3 +233,7 @@ func (e *env) ownResponses(msgs []wire.Message) []wire.Message {
 	}
 	return out
 }
+
+// restartStop bounds how long the harness takes to stop a target it
+// restarts: SIGTERM, then SIGKILL after 5 s (the harness's stopTimeout).
+const restartStop = 5 * time.Second

@@ -2,6 +2,7 @@ package serverchecks
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcp-conform/mcp-conform/target"
 	"github.com/mcp-conform/mcp-conform/toxics"
@@ -17,6 +18,11 @@ type Target struct {
 	// ProtocolVersion is offered in initialize and sent on every request:
 	// the revision the target negotiated.
 	ProtocolVersion string
+	// StartTook is how long the target took to answer when the harness
+	// started it (--server-cmd, the embedded reference); a check that
+	// restarts it needs that long more per restart, beyond the harness's
+	// own bounded stop.
+	StartTook time.Duration
 	// Offered is the revision the run asked for, when the target
 	// negotiated another; a check of a revision the target does not speak
 	// says so then.
