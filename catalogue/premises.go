@@ -30,6 +30,11 @@ const (
 	PremiseEnvelope Premise = "envelope"
 )
 
+// Own marks a step whose failure is the check's own whatever its premises
+// did: no failed root explains it (another principal let into a session
+// is a defect of its own, even where unknown sessions get 400, not 404).
+const Own Premise = "own"
+
 // premises are the premises' roots and what each says.
 var premises = map[Premise]struct{ root, says string }{
 	PremiseHandshake:  {"JSONRPC-NOTIFY-202", "the initialize handshake completes: notifications/initialized gets 202 Accepted"},

@@ -206,7 +206,7 @@ func block(results map[string]report.Check) {
 		}
 		c.BlockedBy = by
 		premise := "this check's premise depends on it"
-		if p := catalogue.Premise(c.Premise); p != "" {
+		if p := catalogue.Premise(c.Premise); p != "" && p != catalogue.Own {
 			premise = "this check's failed step stood on it (" + p.Says() + ")"
 		}
 		c.Message = "blocked by " + strings.Join(why, "; ") + ": " + premise + ", so fix that first.\n" +
@@ -220,6 +220,9 @@ func block(results map[string]report.Check) {
 // premise depends on (catalogue.Entry.DependsOn), and the root of the
 // premise its failed step stood on, if any.
 func dependencies(c report.Check) []string {
+	if catalogue.Premise(c.Premise) == catalogue.Own {
+		return nil // the failed step was the check's own
+	}
 	deps := suites.MustLookup(c.ID).DependsOn
 	if p := catalogue.Premise(c.Premise); p != "" && p.Root() != c.ID && !slices.Contains(deps, p.Root()) {
 		deps = append(slices.Clone(deps), p.Root())

@@ -184,3 +184,20 @@ func TestBlockOnPremise(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockOwn: a failure marked the check's own is never blocked, even
+// by a failed check its premise depends on.
+func TestBlockOwn(t *testing.T) {
+	res := map[string]report.Check{
+		"SESS-UNKNOWN-404":    {ID: "SESS-UNKNOWN-404", Verdict: report.Fail, Message: "400"},
+		"RECREATE-OWNER-ONLY": {ID: "RECREATE-OWNER-ONLY", Verdict: report.Fail, Message: "served (HTTP 200)", Premise: string(catalogue.Own)},
+		"SESS-DELETE":         {ID: "SESS-DELETE", Verdict: report.Fail, Message: "400"},
+	}
+	block(res)
+	if c := res["RECREATE-OWNER-ONLY"]; c.Verdict != report.Fail {
+		t.Errorf("RECREATE-OWNER-ONLY, its own failure: %s blocked by %v", c.Verdict, c.BlockedBy)
+	}
+	if c := res["SESS-DELETE"]; c.Verdict != report.Blocked {
+		t.Errorf("SESS-DELETE: %s, want blocked by SESS-UNKNOWN-404", c.Verdict)
+	}
+}
