@@ -18,8 +18,8 @@ func init() {
 		servers.Fixture{
 			Name:    "reinit-rejected",
 			About:   `initialize carrying a session id gets 400 "Server already initialized"`,
-			Breaks:  []string{"RECREATE-REINIT-200", "RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-OWNER-ONLY", "RECREATE-CONCURRENT"},
-			Blocked: []string{"RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT"},
+			Breaks:  []string{"RECREATE-REINIT-200", "RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-OWNER-ONLY", "RECREATE-CONCURRENT", "RECREATE-INFLIGHT"},
+			Blocked: []string{"RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT", "RECREATE-INFLIGHT"},
 			Wrap:    rejectReinitialize,
 		},
 		servers.Fixture{
@@ -44,7 +44,7 @@ func init() {
 		servers.Fixture{
 			Name:   "reinit-breaks-get",
 			About:  "after a re-initialize the session's GET stream gets 409: the old transport still holds it",
-			Breaks: []string{"RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT"},
+			Breaks: []string{"RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT", "RECREATE-INFLIGHT"},
 			Wrap:   reinitBreaksGET,
 		},
 		servers.Fixture{

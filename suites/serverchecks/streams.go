@@ -110,7 +110,7 @@ func streamChecks() []def {
 			need: notifyNeed, body: func(ctx context.Context, e *env) { e.relatedStreams(ctx) }},
 
 		{Entry: catalogue.Entry{ID: "PROGRESS-INCREASES", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecProgress, Needs: []catalogue.Key{catalogue.KeyNotifying},
-			Summary: "With two calls running at once in one session, the progress values under each call's token increase on every stream, none twice (\"The progress value MUST increase with each notification, even if the total is unknown\")."},
+			Summary: "With two calls running at once in one session, the progress values under each call's token increase on each stream that carries them, none twice (\"The progress value MUST increase with each notification, even if the total is unknown\")."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) { e.progressIncreases(ctx) }},
 
 		{Entry: catalogue.Entry{ID: "MSG-SESSION-ISOLATED", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecMultiple, Needs: []catalogue.Key{catalogue.KeyNotifying},
