@@ -41,7 +41,7 @@ func (o *Options) discoverRevisions(ctx context.Context, cfg *target.Profile) ([
 		switch {
 		case legacyErr == nil: // it negotiated 2026-07-28 in initialize, yet does not speak it
 			legacyErr = fmt.Errorf("offered %s, the target negotiated %s", wire.DefaultProtocolVersion, legacy.version)
-		case !asUnsupported(legacyErr, &uv):
+		case !errors.As(legacyErr, &uv):
 			// Not a refusal of the revision: a wrong URL, or not MCP;
 			// what 2026-07-28 got adds nothing.
 			return nil, &SetupError{legacyErr}
@@ -84,7 +84,10 @@ func (o *Options) newestAccepted(ctx context.Context, cfg *target.Profile, got *
 }
 
 // unreachable reports an error of a target that did not answer at all.
-func unreachable(err error) bool { return strings.HasPrefix(err.Error(), "cannot reach ") }
+func unreachable(err error) bool {
+	var ue *unreachableError
+	return errors.As(err, &ue)
+}
 
 // unknownRevisions names the revisions a target said it supports (the
 // data.supported of an unsupported-version error) when the harness knows
@@ -93,7 +96,7 @@ func unknownRevisions(errs ...error) string {
 	var named []string
 	for _, err := range errs {
 		var ue *unsupportedVersion
-		if err != nil && asUnsupported(err, &ue) {
+		if errors.As(err, &ue) {
 			for _, r := range ue.supported {
 				if wire.Revision(r).Valid() && !wire.Revision(r).Before(wire.Revision20250326) && !wire.Revision(wire.SessionlessProtocolVersion).Before(wire.Revision(r)) {
 					return "" // one the harness knows: not the reason
@@ -135,8 +138,6 @@ type unsupportedVersion struct {
 func (e *unsupportedVersion) Error() string {
 	return fmt.Sprintf("the target does not support protocol %s: HTTP %d, JSON-RPC error %d, supported %s", e.offered, e.status, e.code, quoteList(e.supported))
 }
-
-func asUnsupported(err error, target **unsupportedVersion) bool { return errors.As(err, target) }
 
 // refusedVersion reads an answer to initialize or server/discover that
 // refuses the offered revision and lists those the target supports; nil

@@ -59,7 +59,7 @@ func preflight(ctx context.Context, url, version string, cfg *target.Profile, fo
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) || strings.Contains(err.Error(), "connection refused") {
-			return nil, fmt.Errorf("cannot reach %s: %v", url, err)
+			return nil, &unreachableError{fmt.Errorf("cannot reach %s: %v", url, err)}
 		}
 		return nil, fmt.Errorf("initialize at %s: %v", url, err)
 	}
@@ -142,6 +142,10 @@ func discover(ctx context.Context, c *wire.Client) *probe {
 	return &probe{version: c.ProtocolVersion, rtt: rtt, url: resp.URL,
 		sessionless: fmt.Sprintf("the target speaks protocol %s (server/discover), which has no sessions, GET streams or resumption", c.ProtocolVersion)}
 }
+
+// unreachableError is preflight's error for a target that did not answer
+// at all.
+type unreachableError struct{ error }
 
 func excerpt(b []byte) string {
 	s := strings.TrimSpace(string(b))

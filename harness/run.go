@@ -142,9 +142,11 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 		managed, o.URL = p, p.url
 		fmt.Fprintf(stdout, "note: --server-cmd answered %v after it started; a check that restarts it gets that long more per restart\n", p.StartTook().Round(10*time.Millisecond))
 	}
-	var startTook time.Duration
+	// A restart stops the target (at most stopTimeout) and starts it
+	// again, which takes as long as the first start did.
+	restartNeed := stopTimeout
 	if s, ok := managed.(interface{ StartTook() time.Duration }); ok {
-		startTook = s.StartTook()
+		restartNeed += s.StartTook()
 	}
 	if managed != nil {
 		defer managed.Close()
@@ -197,7 +199,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 		}
 		versions = append(versions, pr.version)
 		rtt = max(rtt, pr.rtt)
-		tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Offered: p.revision, StartTook: startTook, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs,
+		tc := &serverchecks.Target{URL: o.URL, Config: cfg, ProtocolVersion: pr.version, Offered: p.revision, RestartNeed: restartNeed, Sessionless: pr.sessionless, Replicas: o.ReplicaURLs,
 			FollowRedirects: o.FollowRedirects, Restart: restart, Kill: kill, Faults: faults}
 		targets = append(targets, tc)
 	}

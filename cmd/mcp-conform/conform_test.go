@@ -391,25 +391,13 @@ func checkFixtureRun(t *testing.T, f servers.Fixture, r fixtureRun) {
 	checkBreaks(t, f, f.Breaks, f.Blocked, r, false)
 }
 
-// premiseIn reports a check blocked on a premise whose root is among
-// breaks, and by nothing else.
-func premiseIn(c report.Check, breaks []string) bool {
+// blockedOnPremise reports a check blocked by the root of the premise its
+// failed step stood on, and by nothing else, where lacks(premise) says the
+// fixture lacks that premise (lists it, or breaks its root).
+func blockedOnPremise(c report.Check, lacks func(catalogue.Premise) bool) bool {
 	p := catalogue.Premise(c.Premise)
-	return p != "" && slices.Contains(breaks, p.Root()) && slices.Equal(c.BlockedBy, []string{checkNameAt(p.Root(), c.Revision)})
-}
-
-// blockedByPremise reports a check whose failed step stood on a premise f
-// lacks, blocked by that premise's root and nothing else.
-func blockedByPremise(f servers.Fixture, c report.Check) bool {
-	p := catalogue.Premise(c.Premise)
-	return p != "" && slices.Contains(f.Premises, p) && slices.Equal(c.BlockedBy, []string{checkNameAt(p.Root(), c.Revision)})
-}
-
-func checkNameAt(id, revision string) string {
-	if revision == "" {
-		return id
-	}
-	return id + "@" + revision
+	root := report.Check{ID: p.Root(), Revision: c.Revision}.Name()
+	return p != "" && lacks(p) && slices.Equal(c.BlockedBy, []string{root})
 }
 
 // checkBreaks compares a run's verdicts with breaks, of which exactly
@@ -442,7 +430,7 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 			case inapplicable:
 			case broken && (c.Verdict == report.Pass || (skips && c.Verdict == report.Skip)):
 				wrong = append(wrong, fmt.Sprintf("%s is %s: the check does not catch it", c.ID, c.Verdict))
-			case broken && c.Verdict == report.Blocked && premiseIn(c, breaks):
+			case broken && c.Verdict == report.Blocked && blockedOnPremise(c, func(p catalogue.Premise) bool { return slices.Contains(breaks, p.Root()) }):
 				// Its failed step stood on a premise whose root the fixture
 				// breaks too: one defect, one failure.
 			case broken && c.Verdict == report.Blocked && !slices.Contains(blocked, c.ID):
@@ -451,7 +439,7 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 				// Blocked unless its root was not observed (inconclusive
 				// on a busy machine): then it fails on its own.
 				wrong = append(wrong, fmt.Sprintf("%s is %s, want blocked by the checks its premise rests on: %s", c.ID, c.Verdict, c.Message))
-			case !broken && c.Verdict == report.Blocked && blockedByPremise(f, c):
+			case !broken && c.Verdict == report.Blocked && blockedOnPremise(c, func(p catalogue.Premise) bool { return slices.Contains(f.Premises, p) }):
 				// It stands on a premise the fixture lacks, whose root failed.
 			case !broken && c.Verdict == report.Skip && len(f.Premises) > 0:
 				// What a missing premise leaves unobservable skips, saying so.

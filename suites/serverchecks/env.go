@@ -2,6 +2,7 @@ package serverchecks
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -62,9 +63,7 @@ func Checks(tc *Target) []kit.Check {
 			c.Need = d.need(tc.Config)
 		}
 		if d.Restarts {
-			// A restart's time is the target's, measured at the run's
-			// start, plus the harness's bounded stop.
-			c.Need += restartStop + tc.StartTook
+			c.Need += tc.RestartNeed
 		}
 		c.Run = func(t *kit.T) { d.body(t.Context(), tc.setup(t, d)) }
 		out[i] = c
@@ -228,12 +227,17 @@ func (e *env) ownResponses(msgs []wire.Message) []wire.Message {
 		if e.owns(m) {
 			out = append(out, m)
 		} else {
-			e.Logf("a response to no request of this check (id %s): another session's, left to MSG-SESSION-ISOLATED", quoteID(m.ID))
+			e.Logf("a response to no request of this check (id %s): another session's, left to MSG-SESSION-ISOLATED", quoted(string(m.ID), 40))
 		}
 	}
 	return out
 }
 
-// restartStop bounds how long the harness takes to stop a target it
-// restarts: SIGTERM, then SIGKILL after 5 s (the harness's stopTimeout).
-const restartStop = 5 * time.Second
+// quoted shows text a target chose in a message: escaped, and cut to max
+// bytes.
+func quoted(s string, max int) string {
+	if len(s) > max {
+		return fmt.Sprintf("%q…", s[:max])
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -91,19 +91,11 @@ func foreignTo(s, other *isolatedSession, m wire.Message, owns func(wire.Message
 	switch {
 	case !m.IsResponse() || s.k.isResponse(m):
 	case other.c.Issued(m.ID):
-		return fmt.Sprintf("the response to %s's request %s", other.name, m.ID)
+		return fmt.Sprintf("the response to %s's request %s", other.name, quoted(string(m.ID), 40))
 	case !owns(m): // the harness's own requests on s (keep-warm) are s's
-		return fmt.Sprintf("a response with id %s, which no request of %s carried", quoteID(m.ID), s.name)
+		return fmt.Sprintf("a response with id %s, which no request of %s carried", quoted(string(m.ID), 40), s.name)
 	}
 	return ""
-}
-
-// quoteID shows a target-chosen id bounded.
-func quoteID(id []byte) string {
-	if len(id) > 40 {
-		return fmt.Sprintf("%q…", id[:40])
-	}
-	return fmt.Sprintf("%q", id)
 }
 
 // optionalGET opens c's standalone stream on session sid, named name;

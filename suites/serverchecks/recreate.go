@@ -242,23 +242,15 @@ func (e *env) refreshInFlight(ctx context.Context) {
 // JSON-RPC error, or a result with isError), bounded; "" for a success.
 func callFailed(m wire.Message) string {
 	if m.Error != nil {
-		return fmt.Sprintf("JSON-RPC error %d %q", m.Error.Code, bounded(m.Error.Message))
+		return fmt.Sprintf("JSON-RPC error %d %s", m.Error.Code, quoted(m.Error.Message, 200))
 	}
 	var r struct {
 		IsError bool `json:"isError"`
 	}
 	if json.Unmarshal(m.Result, &r) == nil && r.IsError {
-		return "an error result " + bounded(string(m.Result))
+		return "an error result " + quoted(string(m.Result), 200)
 	}
 	return ""
-}
-
-// bounded cuts target text for a message.
-func bounded(s string) string {
-	if len(s) > 200 {
-		return fmt.Sprintf("%q…", s[:200])
-	}
-	return fmt.Sprintf("%q", s)
 }
 
 // toolNames lists the tools of one page of tools/list on session sid,

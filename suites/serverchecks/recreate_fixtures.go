@@ -129,35 +129,53 @@ func reinitLosesState(next http.Handler, _ server.Config) http.Handler {
 
 // reinitBreaksGET answers 409 to a fresh GET on a session that was re-initialized.
 func reinitBreaksGET(next http.Handler, _ server.Config) http.Handler {
-	var mu sync.Mutex
-	reinitialized := map[string]bool{}
+	var reinit reinitialized
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(wire.HeaderSessionID)
 		switch {
 		case sid != "" && r.Method == http.MethodGet && r.Header.Get(wire.HeaderLastEventID) == "":
-			mu.Lock()
-			stuck := reinitialized[sid]
-			mu.Unlock()
-			if stuck {
+			if reinit.has(sid) {
 				writeError(w, http.StatusConflict, "Conflict: stream ID conflicts with ongoing stream")
 				return
 			}
 			next.ServeHTTP(w, r)
 		case sid != "" && servers.PeekRPC(r).Method == "initialize":
-			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
-				ew.OnStatus = func(code int, _ http.Header) int {
-					if code == http.StatusOK {
-						mu.Lock()
-						reinitialized[sid] = true
-						mu.Unlock()
-					}
-					return code
-				}
-			})
+			reinit.serve(next, w, r, sid)
 		default:
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// reinitialized records the sessions a re-initialize succeeded on.
+type reinitialized struct {
+	mu   sync.Mutex
+	sids map[string]bool
+}
+
+// serve serves the initialize r of session sid, recording sid when it
+// is answered 200.
+func (ri *reinitialized) serve(next http.Handler, w http.ResponseWriter, r *http.Request, sid string) {
+	servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+		ew.OnStatus = func(code int, _ http.Header) int {
+			if code == http.StatusOK {
+				ri.mu.Lock()
+				if ri.sids == nil {
+					ri.sids = map[string]bool{}
+				}
+				ri.sids[sid] = true
+				ri.mu.Unlock()
+			}
+			return code
+		}
+	})
+}
+
+// has reports whether session sid was re-initialized.
+func (ri *reinitialized) has(sid string) bool {
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	return ri.sids[sid]
 }
 
 // sessionsUnbound presents every request with a valid token as made by the
@@ -327,34 +345,19 @@ func reinitAbortsCalls(next http.Handler, _ server.Config) http.Handler {
 // reinitForgetsTools answers tools/list with no tools on a session that
 // was initialized again.
 func reinitForgetsTools(next http.Handler, _ server.Config) http.Handler {
-	var mu sync.Mutex
-	reinitialized := map[string]bool{}
+	var reinit reinitialized
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(wire.HeaderSessionID)
 		m := servers.PeekRPC(r)
 		switch {
 		case sid == "" || r.Method != http.MethodPost:
 		case m.Method == "initialize":
-			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
-				ew.OnStatus = func(code int, _ http.Header) int {
-					if code == http.StatusOK {
-						mu.Lock()
-						reinitialized[sid] = true
-						mu.Unlock()
-					}
-					return code
-				}
-			})
+			reinit.serve(next, w, r, sid)
 			return
-		case m.Method == "tools/list":
-			mu.Lock()
-			forgot := reinitialized[sid]
-			mu.Unlock()
-			if forgot {
-				w.Header().Set("Content-Type", wire.MediaTypeJSON)
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, m.ID)
-				return
-			}
+		case m.Method == "tools/list" && reinit.has(sid):
+			w.Header().Set("Content-Type", wire.MediaTypeJSON)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, m.ID)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

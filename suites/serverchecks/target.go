@@ -18,11 +18,11 @@ type Target struct {
 	// ProtocolVersion is offered in initialize and sent on every request:
 	// the revision the target negotiated.
 	ProtocolVersion string
-	// StartTook is how long the target took to answer when the harness
-	// started it (--server-cmd, the embedded reference); a check that
-	// restarts it needs that long more per restart, beyond the harness's
-	// own bounded stop.
-	StartTook time.Duration
+	// RestartNeed is how long one restart of the target may take: the
+	// harness's bounded stop plus the start time it measured when it
+	// started the target (--server-cmd, the embedded reference). A check
+	// that restarts the target needs that much more.
+	RestartNeed time.Duration
 	// Offered is the revision the run asked for, when the target
 	// negotiated another; a check of a revision the target does not speak
 	// says so then.
