@@ -161,7 +161,7 @@ func TestE2EServerCatchesFixtures(t *testing.T) {
 	// A fixture that lacks a premise is run whole: what stands on the
 	// premise must come out blocked, never failed.
 	results := runFixtures(t, order, func(f servers.Fixture) []string {
-		if len(f.Premises) > 0 {
+		if len(f.Premises) > 0 || len(f.Skips) > 0 {
 			return nil
 		}
 		return f.Breaks
@@ -441,6 +441,9 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 				wrong = append(wrong, fmt.Sprintf("%s is %s, want blocked by the checks its premise rests on: %s", c.ID, c.Verdict, c.Message))
 			case !broken && c.Verdict == report.Blocked && blockedOnPremise(c, func(p catalogue.Premise) bool { return slices.Contains(f.Premises, p) }):
 				// It stands on a premise the fixture lacks, whose root failed.
+			case !broken && slices.Contains(f.Skips, c.ID) && c.Verdict != report.Skip:
+				wrong = append(wrong, fmt.Sprintf("%s is %s, want skip: the fixture leaves it nothing to judge by a legal choice: %s", c.ID, c.Verdict, c.Message))
+			case !broken && slices.Contains(f.Skips, c.ID):
 			case !broken && c.Verdict == report.Skip && len(f.Premises) > 0:
 				// What a missing premise leaves unobservable skips, saying so.
 			case !broken && c.Verdict == report.Skip && skips:

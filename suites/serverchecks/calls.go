@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -29,16 +30,64 @@ type call struct {
 // startNotifying calls the notifying tool with a progress token and returns
 // while its POST stream is open.
 func (e *env) startNotifying(ctx context.Context, c *wire.Client, sid, name string) *call {
+	body, k := e.notifyingRequest(c, name)
+	s, err := c.OpenPOST(ctx, sid, body)
+	return e.started(k, s, err)
+}
+
+// startTogether starts a call of the notifying tool for each of names at
+// the same instant, each on its own goroutine released together: what a
+// server does wrong only for requests that arrive at once (ids handed out
+// by a read and a later write) shows only so. The calls are returned in
+// the order of names.
+func (e *env) startTogether(ctx context.Context, c *wire.Client, sid string, names ...string) []*call {
+	type opened struct {
+		s   *wire.Stream
+		err error
+	}
+	calls := make([]*call, len(names))
+	bodies := make([]map[string]any, len(names))
+	for i, name := range names {
+		bodies[i], calls[i] = e.notifyingRequest(c, name)
+	}
+	got := make([]opened, len(names))
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-release
+			got[i].s, got[i].err = c.OpenPOST(ctx, sid, bodies[i])
+		}()
+	}
+	e.Logf("starting %d calls of %s at once", len(names), e.Config.Tools.Notifying.Name)
+	close(release)
+	wg.Wait()
+	for i := range names {
+		calls[i] = e.started(calls[i], got[i].s, got[i].err)
+	}
+	return calls
+}
+
+// notifyingRequest is a tools/call of the notifying tool with a progress
+// token named name, unique in the run, and the call it starts.
+func (e *env) notifyingRequest(c *wire.Client, name string) (map[string]any, *call) {
 	t := e.Config.Tools.Notifying
 	token := uniqueToken(name)
 	body := c.Request("tools/call", wire.ToolParams(t.Name, t.Arguments, token))
 	id, _ := json.Marshal(body["id"])
-	s, err := c.OpenPOST(ctx, sid, body)
+	return body, &call{token: token, id: string(id)}
+}
+
+// started judges the opening of call k's POST stream and collects it.
+func (e *env) started(k *call, s *wire.Stream, err error) *call {
 	if se := new(wire.StatusError); errors.As(err, &se) && se.Status == http.StatusOK {
 		e.Skip(report.NotOffered, "the target answered tools/call with a JSON body, not an SSE stream; this check needs the response streamed")
 	}
-	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", t.Name)
-	return &call{token: token, id: string(id), post: e.collect("POST "+t.Name, s)}
+	e.Expect(err).NotTo(HaveOccurred(), "tools/call %s", e.Config.Tools.Notifying.Name)
+	k.post = e.collect("POST "+e.Config.Tools.Notifying.Name, s)
+	return k
 }
 
 // expectNoneTwice expects no notification of call k on two of streams:

@@ -20,6 +20,21 @@ func init() {
 			Wrap:   replayMixesStreams,
 		},
 		servers.Fixture{
+			Name:   "standalone-replay-mixes-streams",
+			About:  "POST streams carry no event ids (nor a priming event), and resuming the standalone GET stream also replays the notifications that were sent on the session's POST streams",
+			Breaks: []string{"EVT-REPLAY-STREAM", "SSE-PRIMING"},
+			Skips:  resumesPOST,
+			Wrap:   postStreamsWithoutIDs(true),
+		},
+		servers.Fixture{
+			// The pair of the one above: its standalone replay is right.
+			Name:   "post-streams-without-ids",
+			About:  "POST streams carry no event ids (nor a priming event); the standalone GET stream and its replay are the reference's",
+			Breaks: []string{"SSE-PRIMING"},
+			Skips:  resumesPOST,
+			Wrap:   postStreamsWithoutIDs(false),
+		},
+		servers.Fixture{
 			Name:   "post-replay-from-start",
 			About:  "resuming a POST stream replays it from its first event, ignoring where Last-Event-ID points",
 			Breaks: []string{"EVT-REPLAY-POST", "REPLAY-GAP", "RECREATE-INFLIGHT"},
@@ -49,6 +64,11 @@ func init() {
 		},
 	)
 }
+
+// resumesPOST are the checks that resume a POST stream: event ids are a
+// MAY, so against POST streams without them they skip.
+var resumesPOST = []string{"EVT-REPLAY-POST", "DISCONNECT-NOT-CANCEL", "RECREATE-INFLIGHT", "REDIRECT-NO-RESPONSE",
+	"REPLAY-GAP", "REPLAY-SESSION-SCOPED", "REPLAY-EVICTION"}
 
 // note is a notification seen on a POST stream.
 type note struct {
@@ -96,6 +116,61 @@ func replayMixesStreams(next http.Handler, _ server.Config) http.Handler {
 					return append(out, raw...)
 				}
 			})
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// postStreamsWithoutIDs strips the ids (and the priming event) off every
+// POST stream. With mix, it also records the notifications sent there and
+// puts the session's recorded notifications at the head of a resumed
+// standalone GET stream: a server that keeps one replay buffer per
+// session for the GET stream and appends every notification to it,
+// wherever it was sent.
+func postStreamsWithoutIDs(mix bool) func(http.Handler, server.Config) http.Handler {
+	return func(next http.Handler, _ server.Config) http.Handler { return stripPOSTIDs(next, mix) }
+}
+
+func stripPOSTIDs(next http.Handler, mix bool) http.Handler {
+	var mu sync.Mutex
+	notes := map[string][]string{} // by session
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(wire.HeaderSessionID)
+		switch {
+		case r.Method == http.MethodPost:
+			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+				ew.OnEvent = func(raw []byte) []byte {
+					ev := servers.ParseEvent(raw)
+					m, ok := ev.Message()
+					if !ok {
+						return nil // the priming event
+					}
+					if m.Method != "" && m.ID == nil && sid != "" {
+						mu.Lock()
+						notes[sid] = append(notes[sid], ev.Data)
+						mu.Unlock()
+					}
+					return servers.MessageEvent(ev.Data)
+				}
+			})
+		case mix && sid != "" && servers.IsStandaloneGET(r) && r.Header.Get(wire.HeaderLastEventID) != "":
+			ew := servers.NewEventWriter(w)
+			ew.OnStatus = func(code int, _ http.Header) int {
+				if code == http.StatusOK {
+					mu.Lock()
+					var out []byte
+					for _, n := range notes[sid] {
+						out = append(out, servers.MessageEvent(n)...)
+					}
+					mu.Unlock()
+					// Inject waits for the status to be written.
+					go ew.Inject(out)
+				}
+				return code
+			}
+			defer ew.Finish()
+			next.ServeHTTP(ew, r)
 		default:
 			next.ServeHTTP(w, r)
 		}

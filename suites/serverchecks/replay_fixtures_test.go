@@ -1,6 +1,7 @@
 package serverchecks
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +123,30 @@ func TestOrphanedResponseOnGET(t *testing.T) {
 	get.await("the orphaned call's response on the GET stream", 1, response)
 	// Resuming the POST stream still yields it.
 	tg.open(tg.c, sid, idOf(seen, progress("r"))).await("the response on the resumed stream", 1, response)
+}
+
+func TestPOSTStreamsWithoutIDs(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "post-streams-without-ids")
+	sid := tg.connect(tg.c)
+	post := tg.call(tg.c, sid, "n", 2, 0)
+	for _, ev := range post.await("the response", 1, response) {
+		if ev.HasID || strings.TrimSpace(ev.Data) == "" {
+			t.Fatalf("the POST stream carries %+v; want messages without ids only", ev)
+		}
+	}
+}
+
+func TestStandaloneReplayMixesStreams(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "standalone-replay-mixes-streams")
+	sid := tg.connect(tg.c)
+	get := tg.open(tg.c, sid, "")
+	tg.await(get, "the priming event", 1)
+	post := tg.call(tg.c, sid, "m", 2, 0)
+	post.await("the response", 1, response)
+	last := get.LastID()
+	get.Close()
+	resumed := tg.open(tg.c, sid, last)
+	resumed.await("the POST stream's notifications, replayed on the GET stream", 2, progress("m"))
 }

@@ -3,6 +3,7 @@ package serverchecks
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -73,6 +74,12 @@ func init() {
 			About:  "every POST stream's priming event has the id _0, which the standalone stream uses too",
 			Breaks: []string{"EVT-ID-UNIQUE"},
 			Wrap:   postPrimingID,
+		},
+		servers.Fixture{
+			Name:   "priming-ids-raced",
+			About:  "each call's POST stream is primed with an id from a counter read when the call arrives and written back a moment later: calls that arrive together share their priming id",
+			Breaks: []string{"EVT-ID-UNIQUE"},
+			Wrap:   primingIDsRaced,
 		},
 		servers.Fixture{
 			Name:   "post-streams-unprimed",
@@ -225,6 +232,44 @@ func postPrimingID(next http.Handler, _ server.Config) http.Handler {
 		return raw
 	})
 }
+
+// primingIDsRaced numbers the priming event of each tools/call's POST
+// stream from a counter it reads when the request arrives and writes back
+// only raceWindow later, as a server whose counter lives in a store one
+// round trip away: calls sent one after another get ids of their own,
+// calls sent together the same one.
+func primingIDsRaced(next http.Handler, _ server.Config) http.Handler {
+	var mu sync.Mutex
+	counter := 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || servers.PeekRPC(r).Method != "tools/call" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		n := counter
+		mu.Unlock()
+		select {
+		case <-time.After(raceWindow):
+		case <-r.Context().Done():
+			return
+		}
+		mu.Lock()
+		counter = max(counter, n+1)
+		mu.Unlock()
+		servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+			ew.OnEvent = func(raw []byte) []byte {
+				if ev := servers.ParseEvent(raw); ev.HasID && ev.Data == "" {
+					return idLine.ReplaceAll(raw, []byte(fmt.Sprintf("id: call-%d", n)))
+				}
+				return raw
+			}
+		})
+	})
+}
+
+// raceWindow is how long primingIDsRaced takes to write its counter back.
+const raceWindow = 250 * time.Millisecond
 
 func unprimedPOSTs(next http.Handler, _ server.Config) http.Handler {
 	return onPOSTEvents(next, func(raw []byte) []byte {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +77,39 @@ func TestPOSTPrimingIDReused(t *testing.T) {
 	post.await("the response", 1, response)
 	if g, p := evs[0].ID, post.Events()[0].ID; g != "_0" || p != g {
 		t.Fatalf("priming ids: GET %q, POST %q; want both _0", g, p)
+	}
+}
+
+// The fixture is wrong only for calls that arrive together.
+func TestPrimingIDsRaced(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "priming-ids-raced")
+	sid := tg.connect(tg.c)
+	first := func(st *stream) string { return st.await("the response", 1, response)[0].ID }
+	a := tg.call(tg.c, sid, "a", 1, 0)
+	b := tg.call(tg.c, sid, "b", 1, 0) // sent once a's stream has opened
+	if ia, ib := first(a), first(b); ia == ib {
+		t.Fatalf("calls one after another share the priming id %q", ia)
+	}
+	opened := make([]*wire.Stream, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range opened {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := tg.c.Request("tools/call", wire.ToolParams("long_operation", map[string]any{"steps": 1, "interval_ms": 0}, fmt.Sprint("t", i)))
+			opened[i], errs[i] = tg.c.OpenPOST(tg.ctx(), sid, body)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ic, id := first(tg.read(opened[0])), first(tg.read(opened[1])); ic != id {
+		t.Fatalf("calls sent together got priming ids %q and %q; want one shared", ic, id)
 	}
 }
 
