@@ -28,6 +28,9 @@ const (
 	// PremiseEnvelope: a 404 for a gone session carries the -32003
 	// session-expired envelope of the resilience profile.
 	PremiseEnvelope Premise = "envelope"
+	// PremiseSurvivesCut: a call whose POST stream is cut keeps running,
+	// its result reachable by resumption.
+	PremiseSurvivesCut Premise = "survives-cut"
 )
 
 // Own marks a step whose failure is the check's own whatever its premises
@@ -37,16 +40,17 @@ const Own Premise = "own"
 
 // premises are the premises' roots and what each says.
 var premises = map[Premise]struct{ root, says string }{
-	PremiseHandshake:  {"JSONRPC-NOTIFY-202", "the initialize handshake completes: notifications/initialized gets 202 Accepted"},
-	PremiseGETStream:  {"GET-SSE-OR-405", "a GET with Accept: text/event-stream opens the standalone stream (200) or is refused with 405"},
-	PremiseProgress:   {"PROGRESS-INCREASES", "a call's progress value increases with each notification, none sent twice"},
-	PremiseTaskResult: {"TASK-RESULT-REPEATABLE", "a task's result is had as the revision says: tasks/result blocks until the task ends and carries the related-task _meta"},
-	PremiseEnvelope:   {"ENVELOPE-404", "a 404 for a gone session carries the -32003 session-expired envelope"},
+	PremiseHandshake:   {"JSONRPC-NOTIFY-202", "the initialize handshake completes: notifications/initialized gets 202 Accepted"},
+	PremiseGETStream:   {"GET-SSE-OR-405", "a GET with Accept: text/event-stream opens the standalone stream (200) or is refused with 405"},
+	PremiseProgress:    {"PROGRESS-INCREASES", "a call's progress value increases with each notification, none sent twice"},
+	PremiseTaskResult:  {"TASK-RESULT-REPEATABLE", "a task's result is had as the revision says: tasks/result blocks until the task ends and carries the related-task _meta"},
+	PremiseEnvelope:    {"ENVELOPE-404", "a 404 for a gone session carries the -32003 session-expired envelope"},
+	PremiseSurvivesCut: {"DISCONNECT-NOT-CANCEL", "a call whose POST stream is cut keeps running, its result reachable by resumption"},
 }
 
 // Premises lists every premise.
 func Premises() []Premise {
-	return []Premise{PremiseHandshake, PremiseGETStream, PremiseProgress, PremiseTaskResult, PremiseEnvelope}
+	return []Premise{PremiseHandshake, PremiseGETStream, PremiseProgress, PremiseTaskResult, PremiseEnvelope, PremiseSurvivesCut}
 }
 
 // Root is the check that grades p.

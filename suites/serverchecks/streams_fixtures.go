@@ -115,7 +115,14 @@ func init() {
 			Name:   "disconnect-cancels",
 			About:  "a call whose POST stream drops is cancelled, unless the client had opened a GET stream before making it",
 			Breaks: []string{"DISCONNECT-NOT-CANCEL", "EVT-REPLAY-POST", "REPLAY-GAP"},
-			Wrap:   disconnectCancels,
+			Wrap:   disconnectCancels(false),
+		},
+		servers.Fixture{
+			Name:     "cut-cancels-calls",
+			About:    "a call whose POST stream drops is cancelled, GET stream or not",
+			Breaks:   []string{"DISCONNECT-NOT-CANCEL", "EVT-REPLAY-POST", "REPLAY-GAP", "RECREATE-INFLIGHT", "REDIRECT-ORPHANED"},
+			Premises: []catalogue.Premise{catalogue.PremiseSurvivesCut},
+			Wrap:     disconnectCancels(true),
 		},
 		servers.Fixture{
 			Name:      "cut-notes-parked",
@@ -390,7 +397,11 @@ func replacedGETHeldOpen(next http.Handler, _ server.Config) http.Handler {
 // with notifications/cancelled, when its POST stream drops before the
 // response and the session had no standalone GET stream before the call
 // (decided when the call starts, so a GET racing the cut changes nothing).
-func disconnectCancels(next http.Handler, _ server.Config) http.Handler {
+func disconnectCancels(always bool) func(http.Handler, server.Config) http.Handler {
+	return func(next http.Handler, _ server.Config) http.Handler { return cancelOnCut(next, always) }
+}
+
+func cancelOnCut(next http.Handler, always bool) http.Handler {
 	gets := servers.NewGetStreams()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(wire.HeaderSessionID)
@@ -399,7 +410,7 @@ func disconnectCancels(next http.Handler, _ server.Config) http.Handler {
 		case sid != "" && servers.IsStandaloneGET(r):
 			gets.Serve(next, servers.NewEventWriter(w), r)
 		case sid != "" && m.Method == "tools/call" && m.ID != nil:
-			listening := gets.HadGET(sid)
+			listening := gets.HadGET(sid) && !always
 			c := &followedCall{id: m.ID}
 			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) { ew.OnEvent = c.observe })
 			if _, orphaned := c.orphaned(); orphaned && !listening {
