@@ -31,8 +31,22 @@ type call struct {
 // while its POST stream is open.
 func (e *env) startNotifying(ctx context.Context, c *wire.Client, sid, name string) *call {
 	body, k := e.notifyingRequest(c, name)
-	s, err := c.OpenPOST(ctx, sid, body)
+	s, err := e.openCall(ctx, c, sid, body)
 	return e.started(k, s, err)
+}
+
+// openCall posts a request on session sid, or, in the sessionless
+// revision, as that revision sends a request (its _meta and headers).
+func (e *env) openCall(ctx context.Context, c *wire.Client, sid string, body map[string]any) (*wire.Stream, error) {
+	if !e.modern() {
+		return c.OpenPOST(ctx, sid, body)
+	}
+	params, _ := body["params"].(map[string]any)
+	req, err := c.NewModernRequestID(ctx, body["id"], body["method"].(string), params, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.Open(req)
 }
 
 // startTogether starts a call of the notifying tool for each of names at
@@ -58,7 +72,7 @@ func (e *env) startTogether(ctx context.Context, c *wire.Client, sid string, nam
 		go func() {
 			defer wg.Done()
 			<-release
-			got[i].s, got[i].err = c.OpenPOST(ctx, sid, bodies[i])
+			got[i].s, got[i].err = e.openCall(ctx, c, sid, bodies[i])
 		}()
 	}
 	e.Logf("starting %d calls of %s at once", len(names), e.Config.Tools.Notifying.Name)

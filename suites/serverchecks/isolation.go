@@ -122,9 +122,9 @@ func (e *env) progressIncreases(ctx context.Context) {
 	if m := e.Config.Tools.Notifying.Method; m != "notifications/progress" {
 		e.Skipf(report.Unobservable, "the profile counts %s, not progress notifications", m)
 	}
-	sid := e.connect(ctx, e.C)
+	sid := e.sessionOrNone(ctx, e.C)
 	var streams []*collector
-	if !e.stateless() {
+	if !e.stateless() && !e.modern() {
 		if get := e.optionalGET(ctx, e.C, sid, "the standalone GET stream"); get != nil {
 			streams = append(streams, get)
 		}

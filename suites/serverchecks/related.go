@@ -19,14 +19,17 @@ import (
 // (logging) name no request, so they are not judged, whatever method the
 // profile counts.
 func (e *env) relatedStreams(ctx context.Context) {
-	sid := e.connect(ctx, e.C)
+	sid := e.sessionOrNone(ctx, e.C)
 	// A standalone stream, where the target allows one, shows where the
-	// calls' notifications went if not on their POST streams.
+	// calls' notifications went if not on their POST streams. The
+	// sessionless revision has none.
 	var get *collector
-	if s, err := e.get(ctx, e.C, sid, ""); err == nil {
-		get = e.collect("the standalone GET stream", s)
-	} else {
-		e.Logf("no standalone GET stream (%v): only the POST streams are watched", err)
+	if !e.modern() {
+		if s, err := e.get(ctx, e.C, sid, ""); err == nil {
+			get = e.collect("the standalone GET stream", s)
+		} else {
+			e.Logf("no standalone GET stream (%v): only the POST streams are watched", err)
+		}
 	}
 	a := e.startNotifying(ctx, e.C, sid, "related-a")
 	b := e.startNotifying(ctx, e.C, sid, "related-b")

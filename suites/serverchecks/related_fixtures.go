@@ -18,8 +18,9 @@ func init() {
 		// EVT-REPLAY-STREAM needs a second call's notifications on that
 		// call's own stream to cut it between them; here they come on the
 		// first call's stream, so it skips, saying so.
-		Breaks: []string{"MSG-RELATED-STREAM", "EVT-REPLAY-STREAM"},
-		Wrap:   notesOnFirstStream,
+		Breaks:       []string{"MSG-RELATED-STREAM", "EVT-REPLAY-STREAM"},
+		ModernBreaks: []string{"MSG-RELATED-STREAM"},
+		Wrap:         notesOnFirstStream,
 	})
 }
 
@@ -67,7 +68,9 @@ func notesOnFirstStream(next http.Handler, _ server.Config) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(wire.HeaderSessionID)
 		m := servers.PeekRPC(r)
-		if sid == "" || m.Method != "tools/call" || m.ID == nil {
+		// Without a session (the sessionless revision) every pending call
+		// of the server counts as the session's.
+		if m.Method != "tools/call" || m.ID == nil {
 			next.ServeHTTP(w, r)
 			return
 		}

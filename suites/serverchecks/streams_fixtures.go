@@ -51,11 +51,12 @@ func init() {
 			Wrap:   copyToOtherSessions(wire.Message.IsResponse),
 		},
 		servers.Fixture{
-			Name:     "progress-repeats-last",
-			About:    "a call's last progress notification is sent twice, on the same stream (progress 1 2 3 4 5 5)",
-			Breaks:   []string{"PROGRESS-INCREASES"},
-			Premises: []catalogue.Premise{catalogue.PremiseProgress},
-			Wrap:     progressRepeatsLast,
+			Name:         "progress-repeats-last",
+			About:        "a call's last progress notification is sent twice, on the same stream (progress 1 2 3 4 5 5)",
+			Breaks:       []string{"PROGRESS-INCREASES"},
+			ModernBreaks: []string{"PROGRESS-INCREASES"},
+			Premises:     []catalogue.Premise{catalogue.PremiseProgress},
+			Wrap:         progressRepeatsLast,
 		},
 		servers.Fixture{
 			Name:   "first-note-on-get",

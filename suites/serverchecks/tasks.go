@@ -77,10 +77,10 @@ func (t taskState) poll() time.Duration {
 // modern reports a target checked in the sessionless revision.
 func (e *env) modern() bool { return wire.Revision(e.target.ProtocolVersion).Sessionless() }
 
-// taskSession returns the session task requests go on: a new one, or ""
-// in the sessionless revision and against a stateless target (whose
-// handshake still runs).
-func (e *env) taskSession(ctx context.Context, c *wire.Client) string {
+// sessionOrNone returns the session a check's requests go on: a new one,
+// or "" in the sessionless revision (no handshake) and against a
+// stateless target (whose handshake still runs).
+func (e *env) sessionOrNone(ctx context.Context, c *wire.Client) string {
 	if e.modern() {
 		return ""
 	}
@@ -289,7 +289,7 @@ func taskChecks() []def {
 		{Entry: catalogue.Entry{ID: "TASK-CREATE-FAST", Level: catalogue.Should, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#creating-tasks", Needs: []catalogue.Key{catalogue.KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
 			Summary: "A tools/call with params.task answers a CreateTaskResult (a task working) at once, long before the tool would have finished."},
 			need: taskNeed, body: func(ctx context.Context, e *env) {
-				sid := e.taskSession(ctx, e.C)
+				sid := e.sessionOrNone(ctx, e.C)
 				run := taskRun(e.Config)
 				tk, took := e.createTask(ctx, e.C, sid, 0)
 				e.Expect(took).To(BeNumerically("<", run), "CreateTaskResult took %v; the task runs about %v, so the answer waited on the work", took, run)
@@ -299,7 +299,7 @@ func taskChecks() []def {
 		{Entry: catalogue.Entry{ID: "TASK-DURABLE-CREATE", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecExtTasks + "#task-creation", Needs: []catalogue.Key{catalogue.KeyTask},
 			Summary: "A tasks/get on another connection and session sent right after the CreateTaskResult arrives resolves the task; with --replica-url, on every other replica too (\"A server MUST NOT return CreateTaskResult until the task is durably created\", \"until a tasks/get for the returned taskId would resolve\"; \"In eventually-consistent environments, the server MUST wait for consistency before responding\")."},
 			need: taskNeed, body: func(ctx context.Context, e *env) {
-				sid := e.taskSession(ctx, e.C)
+				sid := e.sessionOrNone(ctx, e.C)
 				other := e.ownClient() // its own connection, ready before the task exists
 				e.readyForTask(ctx, other, sid, "")
 				// Every other replica too: a store that is only eventually
@@ -332,7 +332,7 @@ func taskChecks() []def {
 			Summary: "Cutting every connection while tasks/result waits does not cancel the task: it completes and its result is retrievable."},
 			need: taskNeed, body: func(ctx context.Context, e *env) {
 				e.needProxy()
-				sid := e.taskSession(ctx, e.C)
+				sid := e.sessionOrNone(ctx, e.C)
 				tk, _ := e.createTask(ctx, e.C, sid, 0)
 				var wg sync.WaitGroup
 				defer wg.Wait()
@@ -355,7 +355,7 @@ func taskChecks() []def {
 		{Entry: catalogue.Entry{ID: "TASK-RESULT-REPEATABLE", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#retrieving-task-results", Needs: []catalogue.Key{catalogue.KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
 			Summary: "tasks/result of a completed task answers the same result twice, and again after a reconnect, with the related-task _meta naming it."},
 			need: taskNeed, body: func(ctx context.Context, e *env) {
-				sid := e.taskSession(ctx, e.C)
+				sid := e.sessionOrNone(ctx, e.C)
 				tk, _ := e.createTask(ctx, e.C, sid, 0)
 				first := e.taskResult(ctx, e.C, sid, tk.TaskID)
 				second := e.taskResult(ctx, e.C, sid, tk.TaskID)
@@ -369,11 +369,11 @@ func taskChecks() []def {
 			Summary: "After a refresh (every connection cut, the session abandoned) the same principal reaches the task from a new session; a session-scoped task store fails."},
 			need: taskNeed, body: func(ctx context.Context, e *env) {
 				e.needProxy()
-				old := e.taskSession(ctx, e.C)
+				old := e.sessionOrNone(ctx, e.C)
 				tk, _ := e.createTask(ctx, e.C, old, 0)
 				e.Pause(taskRun(e.Config) / 4) // the refresh comes while the task works
 				e.refresh()
-				sid := e.taskSession(ctx, e.C) // the reloaded page initializes again, same login
+				sid := e.sessionOrNone(ctx, e.C) // the reloaded page initializes again, same login
 				m := e.taskRPC(ctx, e.C, sid, "tasks/get", tk.TaskID, promptBound)
 				if m.Error != nil && m.Error.Code == codeInvalidParams {
 					if o := e.taskRPC(ctx, e.C, old, "tasks/get", tk.TaskID, promptBound); o.Error == nil {
@@ -388,10 +388,10 @@ func taskChecks() []def {
 		{Entry: catalogue.Entry{ID: "TASK-PRINCIPAL-BOUND", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#security-considerations", Needs: []catalogue.Key{catalogue.KeyTask, catalogue.KeyPrincipals}, DependsOn: []string{"TASK-DURABLE-CREATE"},
 			Summary: "Another principal gets -32602 for tasks/get, tasks/result and tasks/cancel of the task, and its tasks/list does not show it."},
 			need: taskNeed, body: func(ctx context.Context, e *env) {
-				sid := e.taskSession(ctx, e.C)
+				sid := e.sessionOrNone(ctx, e.C)
 				tk, _ := e.createTask(ctx, e.C, sid, 0)
 				other := e.as(1)
-				osid := e.taskSession(ctx, other)
+				osid := e.sessionOrNone(ctx, other)
 				for _, method := range e.taskMethods() {
 					e.expectRefused(e.taskRPC(ctx, other, osid, method, tk.TaskID, promptBound), method+" by "+e.principal(1)+" of "+e.principal(0)+"'s task")
 				}
@@ -418,7 +418,7 @@ func taskChecks() []def {
 		{Entry: catalogue.Entry{ID: "TASK-UNKNOWN-ID", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#error-handling", Needs: []catalogue.Key{catalogue.KeyTask},
 			Summary: "tasks/get, tasks/result and tasks/cancel of an unknown task id answer -32602 at once: never a hang, a 5xx or a success."},
 			need: taskNeed, body: func(ctx context.Context, e *env) {
-				sid := e.taskSession(ctx, e.C)
+				sid := e.sessionOrNone(ctx, e.C)
 				// One id shaped like many servers' own, one like none.
 				for _, unknown := range []string{rand.Text(), "unknown-task-" + rand.Text()} {
 					for _, method := range e.taskMethods() {
@@ -437,7 +437,7 @@ func taskChecks() []def {
 		{Entry: catalogue.Entry{ID: "TASK-CANCEL-TERMINAL", Level: catalogue.Must, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecTasks + "#cancelling-tasks", Needs: []catalogue.Key{catalogue.KeyTask}, DependsOn: []string{"TASK-DURABLE-CREATE"},
 			Summary: "tasks/cancel of a completed task answers -32602; a cancelled working task is cancelled in the answer and stays cancelled."},
 			need: taskNeed, body: func(ctx context.Context, e *env) {
-				sid := e.taskSession(ctx, e.C)
+				sid := e.sessionOrNone(ctx, e.C)
 				done, _ := e.createTask(ctx, e.C, sid, 0)
 				e.taskResult(ctx, e.C, sid, done.TaskID)
 				if m := e.taskRPC(ctx, e.C, sid, "tasks/cancel", done.TaskID, promptBound); e.modern() {
@@ -470,12 +470,12 @@ func taskChecks() []def {
 		{Entry: catalogue.Entry{ID: "TASK-RESTART", Level: catalogue.Res, Section: "tasks", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.ResilienceProfile + "tasks-across-restarts", Needs: []catalogue.Key{catalogue.KeyTask}, Restarts: true, Exclusive: true, DependsOn: []string{"TASK-DURABLE-CREATE"},
 			Summary: "After a restart, a request for a task made before answers at once (the task, or -32602 if the store is not durable; never a hang or 5xx), and a new task runs to its result."},
 			need: taskNeed, body: func(ctx context.Context, e *env) {
-				sid := e.taskSession(ctx, e.C)
+				sid := e.sessionOrNone(ctx, e.C)
 				tk, _ := e.createTask(ctx, e.C, sid, 0)
 				e.Logf("!! F-RESTART: restarting the target")
 				e.Expect(e.target.Restart(ctx)).To(Succeed(), "restart the target")
 				e.tr.CloseIdleConnections()
-				nsid := e.taskSession(ctx, e.C)
+				nsid := e.sessionOrNone(ctx, e.C)
 				m := e.taskRPC(ctx, e.C, nsid, "tasks/get", tk.TaskID, promptBound)
 				if m.Error != nil {
 					e.expectRefused(m, "tasks/get after the restart of task "+tk.TaskID+" made before")

@@ -67,7 +67,7 @@ func init() {
 			Name:   "task-session-scoped",
 			About:  "tasks belong to the session that created them, as in the TypeScript and Python SDKs: another session of the same principal gets -32602",
 			Breaks: []string{"TASK-SURVIVES-REFRESH"},
-			Wrap:   taskSessionScoped,
+			Wrap:   sessionOrNoneScoped,
 		},
 		servers.Fixture{
 			Name:         "task-any-principal",
@@ -381,7 +381,7 @@ func taskResultOnce(next http.Handler, cfg server.Config) http.Handler {
 	})
 }
 
-func taskSessionScoped(next http.Handler, cfg server.Config) http.Handler {
+func sessionOrNoneScoped(next http.Handler, cfg server.Config) http.Handler {
 	return taskMiddleware(next, cfg, func(l *taskLedger, w http.ResponseWriter, r *http.Request, k taskCall) {
 		if serveCreations(l, next, w, r, k) {
 			return

@@ -33,7 +33,7 @@ func ttlNeed(c *target.Profile) time.Duration { return ttlAsked(c) + taskRun(c) 
 // than asked; the check observes up to the one it asked for, which its
 // budget covers, and no further.
 func (e *env) ttlKept(ctx context.Context) {
-	sid := e.taskSession(ctx, e.C)
+	sid := e.sessionOrNone(ctx, e.C)
 	asked := ttlAsked(e.Config)
 	sent := time.Now()
 	tk, _ := e.createTask(ctx, e.C, sid, asked)
