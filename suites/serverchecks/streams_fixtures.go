@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
@@ -113,15 +114,25 @@ func init() {
 			Wrap:   replacedGETHeldOpen,
 		},
 		servers.Fixture{
+			Name:   "replacement-get-deaf",
+			About:  "a GET stream that replaced a connected one is accepted and the old one closed, but the old one's end unregistered the session's stream: the notifications of calls started after that reach neither (trpc-mcp-go 0.0.20 loses every later message so)",
+			Breaks: []string{"GET-LIVE-REPLACED"},
+			Wrap:   replacementGETDeaf,
+		},
+		servers.Fixture{
 			Name:   "disconnect-cancels",
 			About:  "a call whose POST stream drops is cancelled, unless the client had opened a GET stream before making it",
 			Breaks: []string{"DISCONNECT-NOT-CANCEL", "EVT-REPLAY-POST", "REPLAY-GAP"},
 			Wrap:   disconnectCancels(false),
 		},
 		servers.Fixture{
-			Name:     "cut-cancels-calls",
-			About:    "a call whose POST stream drops is cancelled, GET stream or not",
-			Breaks:   []string{"DISCONNECT-NOT-CANCEL", "EVT-REPLAY-POST", "REPLAY-GAP", "RECREATE-INFLIGHT", "REDIRECT-ORPHANED"},
+			Name:  "cut-cancels-calls",
+			About: "a call whose POST stream drops is cancelled the moment the server sees the connection gone, GET stream or not",
+			// RECREATE-INFLIGHT stands on the premise too, but whether its
+			// refresh is seen before its resume takes the call over (and
+			// the call is cancelled) is a race: it comes out blocked or
+			// passes, and the matrix allows either.
+			Breaks:   []string{"DISCONNECT-NOT-CANCEL", "EVT-REPLAY-POST", "REPLAY-GAP", "REDIRECT-ORPHANED"},
 			Premises: []catalogue.Premise{catalogue.PremiseSurvivesCut},
 			Wrap:     disconnectCancels(true),
 		},
@@ -394,6 +405,58 @@ func replacedGETHeldOpen(next http.Handler, _ server.Config) http.Handler {
 	})
 }
 
+// replacementGETDeaf drops, from a standalone GET stream whose
+// predecessor the server ended (not its client), the progress
+// notifications of every call the session starts after that: the
+// session's stream registration went with the old one. Calls already
+// running keep their way to the stream (so a refresh, whose new GET can
+// reach the server before it noticed the cut, changes nothing for them).
+func replacementGETDeaf(next http.Handler, _ server.Config) http.Handler {
+	var mu sync.Mutex
+	newest := map[string]*atomic.Bool{} // session -> whether its newest GET replaced one
+	late := map[string]bool{}           // progress tokens of calls started after a replacement
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(wire.HeaderSessionID)
+		switch {
+		case sid == "":
+			next.ServeHTTP(w, r)
+		case !servers.IsStandaloneGET(r):
+			if m := servers.PeekRPC(r); m.Method == "tools/call" && m.Token != "" {
+				mu.Lock()
+				if d := newest[sid]; d != nil && d.Load() {
+					late[m.Token] = true
+				}
+				mu.Unlock()
+			}
+			next.ServeHTTP(w, r)
+		default:
+			deaf := new(atomic.Bool)
+			mu.Lock()
+			newest[sid] = deaf
+			mu.Unlock()
+			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+				ew.OnEvent = func(raw []byte) []byte {
+					m, ok := servers.ParseEvent(raw).Message()
+					if tok, isProgress := servers.ProgressToken(m); ok && isProgress && deaf.Load() {
+						mu.Lock()
+						drop := late[tok]
+						mu.Unlock()
+						if drop {
+							return nil
+						}
+					}
+					return raw
+				}
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if n := newest[sid]; n != deaf && r.Context().Err() == nil {
+				n.Store(true) // replaced, and ended by the server
+			}
+		}
+	})
+}
+
 // disconnectCancels cancels a tools/call in-process, as the client would
 // with notifications/cancelled, when its POST stream drops before the
 // response and the session had no standalone GET stream before the call
@@ -411,12 +474,30 @@ func cancelOnCut(next http.Handler, always bool) http.Handler {
 		case sid != "" && servers.IsStandaloneGET(r):
 			gets.Serve(next, servers.NewEventWriter(w), r)
 		case sid != "" && m.Method == "tools/call" && m.ID != nil:
-			listening := gets.HadGET(sid) && !always
+			listening := gets.HadGET(sid)
 			c := &followedCall{id: m.ID}
-			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) { ew.OnEvent = c.observe })
-			if _, orphaned := c.orphaned(); orphaned && !listening {
+			cancel := func() {
 				servers.InProcess(next, http.MethodPost, sid, r.Header,
 					`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+string(m.ID)+`,"reason":"client disconnected"}}`)
+			}
+			served := make(chan struct{})
+			if always {
+				// At once, the moment the client's connection is seen gone:
+				// before a resume could take the call over.
+				go func() {
+					select {
+					case <-r.Context().Done():
+						if _, orphaned := c.orphaned(); orphaned {
+							cancel()
+						}
+					case <-served:
+					}
+				}()
+			}
+			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) { ew.OnEvent = c.observe })
+			close(served)
+			if _, orphaned := c.orphaned(); orphaned && !listening && !always {
+				cancel()
 			}
 		default:
 			next.ServeHTTP(w, r)

@@ -272,3 +272,30 @@ func (tg *fixtureServer) await(st *stream, what string, n int) []sse.Event {
 	tg.t.Helper()
 	return st.await(what, n, func(sse.Event) bool { return true })
 }
+
+func TestReplacementGETDeaf(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "replacement-get-deaf")
+	sid, control := tg.connect(tg.c), tg.connect(tg.c)
+	first := tg.open(tg.c, sid, "")
+	tg.await(first, "the priming event", 1)
+	second := tg.open(tg.c, sid, "")
+	tg.await(second, "the priming event", 1)
+	for deadline := time.Now().Add(waitFor); !first.Ended(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the replaced GET stream was not closed")
+		}
+	}
+	controlGET := tg.open(tg.c, control, "")
+	tg.await(controlGET, "the priming event", 1)
+	post := tg.call(tg.c, sid, "d", 4, 50)
+	controlPost := tg.call(tg.c, control, "c", 4, 50)
+	post.await("the first notification", 1, progress("d"))
+	controlPost.await("the first notification", 1, progress("c"))
+	post.Close() // the rest goes to the standalone stream
+	controlPost.Close()
+	controlGET.await("the control call's later notifications", 1, progress("c"))
+	if n := count(second.Events(), progress("d")); n > 0 {
+		t.Fatalf("the GET stream that replaced another got %d of the cut call's notifications; want none", n)
+	}
+}

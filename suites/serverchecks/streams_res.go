@@ -33,15 +33,17 @@ func streamResilienceChecks() []def {
 			}},
 
 		{Entry: catalogue.Entry{ID: "GET-LIVE-REPLACED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "stale-get-replacement",
-			Summary: "A new GET while the previous one is connected is accepted and the old one is closed."},
-			body: func(ctx context.Context, e *env) {
+			Summary: "A new GET while the previous one is connected is accepted, the old one is closed, and later messages go to the new one (the notifications of a call whose POST stream is cut, where a session with one GET stream gets them)."},
+			need: notifyNeed, body: func(ctx context.Context, e *env) {
 				sid := e.connect(ctx, e.C)
 				first := e.openGET(ctx, e.C, sid, "")
+				first.name = "the first GET stream"
 				s, err := e.C.OpenGET(ctx, sid, "")
 				e.Expect(err).NotTo(HaveOccurred(), "a new GET while the previous one is connected")
-				e.collect("second GET", s)
+				second := e.collect("the second GET stream", s)
 				e.Expect(e.WaitUntil(replacedGETWait, first.Ended)).To(BeTrue(),
 					"the first GET stream was still open %v after a second one replaced it", replacedGETWait)
+				e.laterMessagesOnNew(ctx, sid, first, second)
 			}},
 
 		{Entry: catalogue.Entry{ID: "GET-PRIMED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithPriming, SpecRef: catalogue.ResilienceProfile + "resumable-standalone-stream",
