@@ -123,18 +123,20 @@ flake:
 clean:
 	rm -rf bin
 
-# Third-party baselines: the harness against the TypeScript SDK's example
-# server (installed with npm into ~/.cache/mcp-conform) and a plain Go SDK
-# server, each with its expected failures (fixtures/thirdparty/).
+# Third-party baselines: the harness against servers and clients of other
+# projects (npm packages installed into ~/.cache/mcp-conform, Go modules
+# built here), each with its expected failures (fixtures/thirdparty/).
 .PHONY: conform-thirdparty
 ## conform-thirdparty: the harness against third-party servers and clients, each with its baseline
 conform-thirdparty: build
 	for i in fixtures/thirdparty/*/install.sh; do $$i >/dev/null || exit 1; done
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
 	$(GO) build -o bin/mcpgo-peer ./fixtures/thirdparty/mcpgo
+	@# A peer in a Go module of its own (its go.mod pins the library).
+	cd fixtures/thirdparty/trpc-mcp-go && $(GO) build -o $(CURDIR)/bin/trpcmcp-peer .
 	@# Every step runs, so every report is written; any failure fails the target.
 	status=0; \
-	THIRDPARTY_PARALLEL_1=1 GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer fixtures/thirdparty/run.sh $(BIN) || status=1; \
+	THIRDPARTY_PARALLEL_1=1 GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer TRPCMCP_PEER=$(CURDIR)/bin/trpcmcp-peer fixtures/thirdparty/run.sh $(BIN) || status=1; \
 	fixtures/thirdparty/replicas.sh $(BIN) || status=1; \
 	fixtures/thirdparty/clients/run.sh $(BIN) || status=1; \
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer $(GO) test -count=1 -run '^TestE2EInitThirdParty$$' ./cmd/mcp-conform || status=1; \
