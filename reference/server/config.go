@@ -146,6 +146,11 @@ type Config struct {
 	// stream comes first: a client that resumes only the POST stream misses
 	// them. Only the broken fixture cut-notes-parked sets it.
 	ParkCutNotes bool
+	// DropGapNotes loses a call's notifications sent while its cut POST
+	// stream is not resumed and no GET stream is connected: what a client
+	// back from a refresh resumes never had them. Only the broken fixture
+	// gap-notes-lost sets it.
+	DropGapNotes bool
 
 	// ResumeGETWait is how long a GET resuming a POST stream waits, after
 	// its priming event, for a standalone GET with a Last-Event-ID to tell

@@ -213,6 +213,8 @@ func (s *session) deliver(c *call, n note) error {
 		return n.sendOwn()
 	case s.park:
 		return s.toStandalone(n)
+	case s.dropGap:
+		return nil
 	default:
 		p.route = routeHeld
 	}

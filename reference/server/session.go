@@ -67,6 +67,7 @@ type session struct {
 	clock    clock.Clock
 	maxAge   time.Duration // of held notifications, as of stored events
 	park     bool          // Config.ParkCutNotes
+	dropGap  bool          // Config.DropGapNotes
 	// revisions are those the server negotiates at initialize, newest
 	// first (Config.Revisions), for negotiated.
 	revisions []string
@@ -93,7 +94,7 @@ type session struct {
 func (srv *Server) newSession(id, principal string) *session {
 	s := newSession(id, principal, srv.cfg.Clock, srv.cfg.EventMaxAge)
 	s.st, s.shared, s.lease = srv.store, srv.shared, leaseTTL(srv.cfg.ReaperInterval)
-	s.park = srv.cfg.ParkCutNotes
+	s.park, s.dropGap = srv.cfg.ParkCutNotes, srv.cfg.DropGapNotes
 	s.revisions = srv.sessionRevisions()
 	s.resumeWait = srv.cfg.ResumeGETWait
 	s.redirectDelay = srv.cfg.RedirectDelay

@@ -57,10 +57,14 @@ func modernChecks() []def {
 				req = e.modernRequest(ctx, nil, "tools/list", nil)
 				req.Header.Del(wire.HeaderMcpMethod)
 				cases = append(cases, mismatch{"no Mcp-Method header", req})
-				if name := e.harmlessTool(); name != "" {
+				// Every case is sent: the Mcp-Name one names a declared tool,
+				// or else the first the server lists.
+				if name := e.namedTool(ctx); name != "" {
 					req = e.modernRequest(ctx, nil, "tools/call", wire.ToolParams(name, map[string]any{}, ""))
 					req.Header.Set(wire.HeaderMcpName, name+"-other")
 					cases = append(cases, mismatch{"Mcp-Name " + name + "-other on a tools/call of " + name, req})
+				} else {
+					e.Logf("the server lists no tool: the Mcp-Name case has no tools/call to send")
 				}
 				for _, k := range cases {
 					e.modernError(e.modernDo(k.req, k.what), k.what, http.StatusBadRequest, codeHeaderMismatch)
@@ -150,6 +154,27 @@ func (e *env) harmlessTool() string {
 		return s.Name
 	}
 	return ""
+}
+
+// namedTool is a tool for a request that must be refused before it runs:
+// harmlessTool, the notifying tool, or the first tool the server lists.
+func (e *env) namedTool(ctx context.Context) string {
+	if name := e.harmlessTool(); name != "" {
+		return name
+	}
+	if n := e.Config.Tools.Notifying; n != nil {
+		return n.Name
+	}
+	m, err := e.modernDo(e.modernRequest(ctx, nil, "tools/list", nil), "tools/list").Result()
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err != nil || m.Error != nil || json.Unmarshal(m.Result, &list) != nil || len(list.Tools) == 0 {
+		return ""
+	}
+	return list.Tools[0].Name
 }
 
 // expect405 sends method with the revision's MCP-Protocol-Version.

@@ -100,17 +100,17 @@ func (e *env) modernError(resp *wire.Response, what string, status, code int) (*
 
 // excerptOf is a short rendering of an answer's body for a message.
 func excerptOf(resp *wire.Response) string {
-	if resp.IsSSE {
-		var b strings.Builder
-		for _, ev := range resp.Events {
-			b.WriteString(ev.Data)
-			b.WriteString(" ")
-		}
-		return strings.TrimSpace(b.String())
-	}
 	b := bytes.TrimSpace(resp.Body)
+	if resp.IsSSE {
+		var sb strings.Builder
+		for _, ev := range resp.Events {
+			sb.WriteString(ev.Data)
+			sb.WriteString(" ")
+		}
+		b = []byte(strings.TrimSpace(sb.String()))
+	}
 	if len(b) > 300 {
-		return string(b[:300]) + "…"
+		return strings.ToValidUTF8(string(b[:300]), "") + "…"
 	}
 	return string(b)
 }

@@ -19,13 +19,18 @@ import (
 func replayChecks() []def {
 	return []def{
 		{Entry: catalogue.Entry{ID: "REPLAY-GAP", Level: catalogue.Res, Section: "replay", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "event-replay", Needs: []catalogue.Key{catalogue.KeyNotifying}, ResumeRequired: true, DependsOn: []string{"TOOL-AS-DECLARED"},
-			Summary: "Messages emitted while the client had no stream are replayed after Last-Event-ID: none lost, none twice, in order."},
-			need: notifyNeed, body: func(ctx context.Context, e *env) {
+			Summary: "Messages emitted while the client had no stream are replayed after Last-Event-ID: none lost, none twice, in order; a gap follows the cut of the call's own POST stream, and another the cut of the stream that carried it on."},
+			need: func(c *target.Profile) time.Duration { return notifyNeed(c) + quiet(c) }, body: func(ctx context.Context, e *env) {
 				sid := e.connect(ctx, e.C)
 				k := e.startNotifying(ctx, e.C, sid, "gap")
 				e.awaitPostNotes(ctx, k, 1)
 				e.needIDs(k.post)
 				e.refresh()
+				// A gap after the cut of the call's own first stream, as after
+				// the second cut below: what the call sends meanwhile must come
+				// back too.
+				e.Logf("no stream for %v: the refresh window", quiet(e.Config))
+				e.Pause(quiet(e.Config))
 				// Back after a refresh: the standalone stream, and the call's stream
 				// resumed; the next notifications come on one of them.
 				get := e.openGET(ctx, e.C, sid, "")

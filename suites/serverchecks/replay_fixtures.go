@@ -57,6 +57,12 @@ func init() {
 			Wrap:   replayCrossesSessions,
 		},
 		servers.Fixture{
+			Name:      "gap-notes-lost",
+			About:     "a call's notifications sent while its cut POST stream is not resumed and no GET stream is connected are lost, not held for the stream the client comes back on",
+			Breaks:    []string{"REPLAY-GAP", "EVT-REPLAY-POST"},
+			Configure: func(c *server.Config) { c.DropGapNotes = true },
+		},
+		servers.Fixture{
 			Name:      "events-never-evicted",
 			About:     "events are kept for an hour while the profile declares 2s: resuming from an old id replays instead of a clear error",
 			Breaks:    []string{"REPLAY-EVICTION"},

@@ -150,3 +150,20 @@ func TestStandaloneReplayMixesStreams(t *testing.T) {
 	resumed := tg.open(tg.c, sid, last)
 	resumed.await("the POST stream's notifications, replayed on the GET stream", 2, progress("m"))
 }
+
+// TestGapNotesLost: notifications sent while a cut call has no stream
+// are gone from the resume (the reference holds them for it).
+func TestGapNotesLost(t *testing.T) {
+	t.Parallel()
+	tg := serve(t, "gap-notes-lost")
+	sid := tg.connect(tg.c)
+	post := tg.call(tg.c, sid, "g", 5, 100)
+	seen := post.await("the first notification", 1, progress("g"))
+	post.Close()
+	time.Sleep(350 * time.Millisecond) // the refresh window: no stream, three notifications sent
+	resumed := tg.open(tg.c, sid, idOf(seen, progress("g")))
+	evs := resumed.await("the response", 1, response)
+	if n := count(evs, progress("g")); n >= 4 {
+		t.Fatalf("the resume replayed %d notifications; want those sent while no stream was connected lost", n)
+	}
+}
