@@ -2,6 +2,7 @@ package clientchecks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -78,14 +79,51 @@ func expectNoReconnect(e *clientEnv, n int, t time.Time, why string) {
 	}
 }
 
-// pollJob runs job_get until the job has completed and returns its snapshot.
+// answered is the structuredContent of the server's answer to run n's
+// last tools/call of tool, from the server's own record: a client may
+// print a result without it (a library that hands over the text content
+// only), and what the server answered is what the check keys on.
+func (e *clientEnv) answered(n int, tool string) (map[string]json.RawMessage, exchange) {
+	e.Helper()
+	var got map[string]json.RawMessage
+	var at exchange
+	var seen []string
+	for _, x := range e.toolCalls(n) {
+		if x.tool() != tool {
+			continue
+		}
+		seen = append(seen, fmt.Sprintf("#%d %d", x.N, x.Status))
+		if sc := structured(x.result()); sc != nil {
+			got, at = sc, x
+		}
+	}
+	if got == nil {
+		e.Failf("the server answered no %s of run %d with a structured result (its %s calls, with their HTTP status: %v)", tool, n, tool, seen)
+	}
+	return got, at
+}
+
+// jobID is the job_id the server minted for run n's last job_start.
+func (e *clientEnv) jobID(n int) string {
+	e.Helper()
+	sc, x := e.answered(n, "job_start")
+	id := str(sc["job_id"])
+	if id == "" {
+		e.Failf("#%d: the server's job_start result has no job_id: %s", x.N, x.result())
+	}
+	return id
+}
+
+// pollJob runs job_get until the job has completed and returns its
+// snapshot, as the server answered it.
 func (e *clientEnv) pollJob(ctx context.Context, job string) (*clientRun, map[string]string) {
 	e.Helper()
 	status := ""
 	for range 50 {
 		r := e.run(ctx, callRun("job_get", map[string]any{"job_id": job}))
 		snap := map[string]string{}
-		for k, v := range structured(r.result().Result) {
+		sc, _ := e.answered(r.n, "job_get")
+		for k, v := range sc {
 			snap[k] = strings.Trim(string(v), `"`)
 		}
 		if status = snap["status"]; status != "running" {
@@ -132,9 +170,9 @@ func expiryChecks() []def {
 			opts: serverOpts{}, runs: 4 /* job_start, then job_get; twice */, body: func(ctx context.Context, e *clientEnv) {
 				job := callRun("job_start", map[string]any{"steps": 1, "interval_ms": 0})
 				start := e.run(ctx, job)
-				first := str(structured(start.result().Result)["job_id"])
-				e.Expect(first).NotTo(BeEmpty(), "job_start returned no job_id")
-				done, snap := e.pollJob(ctx, first)
+				// The job ids are the ones the server minted, whatever the
+				// client printed of its results.
+				done, snap := e.pollJob(ctx, e.jobID(start.n))
 				e.Expect(snap["resume_token"]).NotTo(BeEmpty(), "the completed job has no resume_token")
 				lines, _, _ := done.snapshot()
 				baseline := countReconnected(lines)
@@ -150,8 +188,7 @@ func expiryChecks() []def {
 				e.Expect(countReconnected(lines)).To(Equal(baseline+1),
 					"one reconnected status for the expiry (a run without it reported %d; status lines are this project's client contract, not the MCP specification)", baseline)
 				e.srv.setHook(nil)
-				second := str(structured(c.result().Result)["job_id"])
-				_, snap2 := e.pollJob(ctx, second)
+				_, snap2 := e.pollJob(ctx, e.jobID(c.n))
 				e.Expect(snap2["conversation_id"]).To(Equal(snap["conversation_id"]), "the conversation must go on after the expiry")
 				e.Expect(snap2["turn"]).To(Equal("2"), "the conversation's next turn")
 			}},

@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 //	quiet: one request, then nothing
 //	discover: a server/discover of 2026-07-28, then exit 1
 //	listen-twice: two subscriptions/listen streams at once (listenTwice)
+//	hands-nothing: an MCP client that hands its application results only (handsNothing)
 func helperClient(kind string) int {
 	url := os.Args[len(os.Args)-1]
 	ping := func() {
@@ -52,6 +53,9 @@ func helperClient(kind string) int {
 			resp.Body.Close()
 		}
 		return 1
+	}
+	if kind == "hands-nothing" {
+		return handsNothing(url)
 	}
 	ping()
 	if os.Getenv(contract.EnvScenario) == contract.ScenarioMeasure {

@@ -3,6 +3,7 @@ package clientchecks
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcp-conform/mcp-conform/contract"
@@ -12,13 +13,6 @@ func isNotification(l outLine) bool { return l.Type == contract.LineNotification
 
 // isLog reports a notifications/message line.
 func isLog(l outLine) bool { return isNotification(l) && l.Method == "notifications/message" }
-
-// logStep matches the log line of a long_operation step.
-func logStep(i int) func(outLine) bool {
-	return func(l outLine) bool {
-		return isLog(l) && strings.HasPrefix(logData(l.Params), fmt.Sprintf("step %d of", i))
-	}
-}
 
 // logData is the data of a notifications/message's params.
 func logData(params json.RawMessage) string {
@@ -41,20 +35,92 @@ func steps(lines []outLine) []string {
 		if !isNotification(l) {
 			continue
 		}
-		var p struct {
-			Progress float64 `json:"progress"`
-		}
-		switch l.Method {
-		case "notifications/progress":
-			json.Unmarshal(l.Params, &p)
-			out = append(out, fmt.Sprintf("p%d", int(p.Progress)))
-		case "notifications/message":
-			var i, n int
-			fmt.Sscanf(logData(l.Params), "step %d of %d", &i, &n)
-			out = append(out, fmt.Sprintf("l%d", i))
+		if s := stepOf(l.Method, l.Params); s != "" {
+			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// stepOf renders one notification of long_operation as p<N> (progress) or
+// l<N> (log), "" for any other method.
+func stepOf(method string, params json.RawMessage) string {
+	switch method {
+	case "notifications/progress":
+		var p struct {
+			Progress float64 `json:"progress"`
+		}
+		json.Unmarshal(params, &p)
+		return fmt.Sprintf("p%d", int(p.Progress))
+	case "notifications/message":
+		var i, n int
+		fmt.Sscanf(logData(params), "step %d of %d", &i, &n)
+		return fmt.Sprintf("l%d", i)
+	}
+	return ""
+}
+
+// dataStep is stepOf for the data of an SSE event the server sent: the
+// step of the notification it carries, or "".
+func dataStep(data string) string {
+	var m struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+		Params json.RawMessage `json:"params"`
+	}
+	if strings.TrimSpace(data) == "" || json.Unmarshal([]byte(data), &m) != nil || len(m.ID) > 0 {
+		return ""
+	}
+	return stepOf(m.Method, m.Params)
+}
+
+// sentSteps renders the notifications of long_operation that the server
+// sent in an answer, in order, from its own record: what the server wrote,
+// whatever the client printed.
+func sentSteps(x exchange) []string {
+	var out []string
+	for _, ev := range x.Events {
+		if s := dataStep(ev.Data); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// logsOnly keeps the log steps (l<N>) of rendered steps.
+func logsOnly(steps []string) []string {
+	var out []string
+	for _, s := range steps {
+		if strings.HasPrefix(s, "l") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stepName says what a rendered step is, for messages.
+func stepName(step string) string {
+	if n, ok := strings.CutPrefix(step, "p"); ok {
+		return "the progress notification of step " + n + " (" + step + ")"
+	}
+	return "the log message of step " + strings.TrimPrefix(step, "l") + " (" + step + ")"
+}
+
+// stepsList renders steps for a message: "none" when there are none.
+func stepsList(steps []string) string {
+	if len(steps) == 0 {
+		return "none"
+	}
+	return strings.Join(steps, " ")
+}
+
+// sameSteps reports whether got holds exactly the steps of want, each as
+// many times, in any order.
+func sameSteps(got, want []string) bool {
+	a, b := slices.Clone(got), slices.Clone(want)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // allSteps is what a long_operation of n steps sends, in order: a log

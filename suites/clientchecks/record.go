@@ -192,9 +192,10 @@ type captureWriter struct {
 	cutDone bool
 }
 
-// cutSpec closes a stream after its Nth event, with a retry field.
+// cutSpec closes a stream after the first event until matches, with a
+// retry field.
 type cutSpec struct {
-	after  int
+	until  func(sseEvent) bool
 	retry  time.Duration
 	cancel func() // ends the request for the server behind
 }
@@ -292,7 +293,7 @@ func (w *captureWriter) sseLine(line string) {
 	w.events++
 	w.rec.update(w.x, func(x *exchange) { x.Events = append(x.Events, ev) })
 	w.rec.log.Add(&report.Event{Lane: lane(w.x), Kind: ev.kind(), Group: w.rec.log.EventGroup(lane(w.x), ev.ID, ev.Data), Text: ev.text(w.x.N)}, "")
-	if w.cut != nil && w.events == w.cut.after {
+	if w.cut != nil && w.cut.until(ev) {
 		retry := "retry: " + strconv.FormatInt(w.cut.retry.Milliseconds(), 10) + "\n\n"
 		w.ResponseWriter.Write([]byte(retry))
 		http.NewResponseController(w.ResponseWriter).Flush()
@@ -300,9 +301,38 @@ func (w *captureWriter) sseLine(line string) {
 		at := time.Now()
 		w.rec.update(w.x, func(x *exchange) { x.CutAt = at })
 		w.rec.mark(w.x, report.KindRetry, "", fmt.Sprintf("#%d   | %s", w.x.N, strings.TrimSpace(retry)))
-		w.rec.logf("!! stream #%d closed by the server after %d events, retry %v", w.x.N, w.events, w.cut.retry)
+		w.rec.logf("!! stream #%d closed by the server after %s (%s), retry %v", w.x.N, events(w.events), w.sentText(), w.cut.retry)
 		w.cut.cancel()
 	}
+}
+
+// events says "1 event", "2 events".
+func events(n int) string {
+	if n == 1 {
+		return "1 event"
+	}
+	return fmt.Sprintf("%d events", n)
+}
+
+// sentText says what the events sent so far were: "a priming event, p1,
+// l1" (p<N>, l<N>: long_operation's notifications, as steps renders them).
+func (w *captureWriter) sentText() string {
+	var evs []sseEvent
+	w.rec.update(w.x, func(x *exchange) { evs = append(evs, x.Events...) })
+	var out []string
+	for _, ev := range evs {
+		switch s := dataStep(ev.Data); {
+		case s != "":
+			out = append(out, s)
+		case strings.TrimSpace(ev.Data) == "" && ev.HasID:
+			out = append(out, "a priming event")
+		case strings.TrimSpace(ev.Data) == "":
+			out = append(out, "an empty event")
+		default:
+			out = append(out, "a message")
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // FlushError lets http.ResponseController flush through the capture.

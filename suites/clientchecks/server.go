@@ -163,10 +163,11 @@ func (s *scriptedServer) expire(x *exchange, sid string) {
 	s.rec.note(x, "the server expired session %s before answering (%d)", sid, rr.Code)
 }
 
-// cutAfter arms x's answer to close after n SSE events, with retry.
-func (s *scriptedServer) cutAfter(w http.ResponseWriter, n int, retry time.Duration) {
+// cutWhen arms x's answer to close, with retry, right after the first SSE
+// event that until matches.
+func (s *scriptedServer) cutWhen(w http.ResponseWriter, until func(sseEvent) bool, retry time.Duration) {
 	cw := w.(*captureWriter)
-	cw.cut = &cutSpec{after: n, retry: retry, cancel: func() {}}
+	cw.cut = &cutSpec{until: until, retry: retry, cancel: func() {}}
 }
 
 // hold keeps a request waiting for an answer until the client gives up
