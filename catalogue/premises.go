@@ -31,6 +31,9 @@ const (
 	// PremiseSurvivesCut: a call whose POST stream is cut keeps running,
 	// its result reachable by resumption.
 	PremiseSurvivesCut Premise = "survives-cut"
+	// PremiseClientCall: the client under test completes a call that no
+	// fault disturbs, exiting 0 with its result printed (client mode).
+	PremiseClientCall Premise = "client-call"
 )
 
 // Own marks a step whose failure is the check's own whatever its premises
@@ -46,11 +49,12 @@ var premises = map[Premise]struct{ root, says string }{
 	PremiseTaskResult:  {"TASK-RESULT-REPEATABLE", "a task's result is had as the revision says: tasks/result blocks until the task ends and carries the related-task _meta"},
 	PremiseEnvelope:    {"ENVELOPE-404", "a 404 for a gone session carries the -32003 session-expired envelope"},
 	PremiseSurvivesCut: {"DISCONNECT-NOT-CANCEL", "a call whose POST stream is cut keeps running, its result reachable by resumption"},
+	PremiseClientCall:  {"CLI-CALL-UNDISTURBED", "the client completes a call that no fault disturbs: it exits 0 and prints the result"},
 }
 
 // Premises lists every premise.
 func Premises() []Premise {
-	return []Premise{PremiseHandshake, PremiseGETStream, PremiseProgress, PremiseTaskResult, PremiseEnvelope, PremiseSurvivesCut}
+	return []Premise{PremiseHandshake, PremiseGETStream, PremiseProgress, PremiseTaskResult, PremiseEnvelope, PremiseSurvivesCut, PremiseClientCall}
 }
 
 // Root is the check that grades p.

@@ -109,21 +109,45 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 			fmt.Fprintf(en.verbose, "=== %s (%s)\n%s", j.name(), report.Mark(v.Verdict), r.Exchange)
 		}
 	}
-	runOne := func(j job) {
-		if ctx.Err() != nil {
-			done(j, kit.Result{State: kit.Skipped, Message: "not run: " + context.Cause(ctx).Error()})
-			return
-		}
-		r := kit.Execute(ctx, j.Check, j.Deadline(en.margin))
+	// finishOne records r, j's result; an inconclusive one is had once
+	// more, with fresh sessions: what the harness could not observe once
+	// (its own delay, a busy machine) it often can the second time.
+	finishOne := func(j job, r kit.Result) {
 		if r.State == kit.Inconclusive && ctx.Err() == nil {
-			// Once more, with fresh sessions: what the harness could not
-			// observe once (its own delay, a busy machine) it often can
-			// the second time.
 			first := r
 			r = kit.Execute(ctx, j.Check, j.Deadline(en.margin))
 			r.Retried, r.Took = first.Message, first.Took+r.Took
 		}
 		done(j, r)
+	}
+	runOne := func(j job) {
+		if ctx.Err() != nil {
+			done(j, kit.Result{State: kit.Skipped, Message: "not run: " + context.Cause(ctx).Error()})
+			return
+		}
+		finishOne(j, kit.Execute(ctx, j.Check, j.Deadline(en.margin)))
+	}
+
+	// A check whose evidence other checks beside it took (report.Interfered)
+	// is run again alone once the pool is done: its verdict must not depend
+	// on what ran beside it (--parallel).
+	var again []job
+	inPool := func(j job) {
+		if ctx.Err() != nil {
+			runOne(j)
+			return
+		}
+		r := kit.Execute(ctx, j.Check, j.Deadline(en.margin))
+		if r.State == kit.Skipped && r.Cause == report.Interfered && en.parallel > 1 && ctx.Err() == nil {
+			mu.Lock()
+			again = append(again, j)
+			mu.Unlock()
+			if en.verbose != nil {
+				fmt.Fprintf(en.verbose, "=== %s: run again alone after the others: %s\n", j.name(), r.Message)
+			}
+			return
+		}
+		finishOne(j, r)
 	}
 
 	queue := make(chan job)
@@ -133,7 +157,7 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 		go func() {
 			defer wg.Done()
 			for j := range queue {
-				runOne(j)
+				inPool(j)
 			}
 		}()
 	}
@@ -142,7 +166,7 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 	}
 	close(queue)
 	wg.Wait()
-	for _, j := range alone {
+	for _, j := range slices.Concat(again, alone) {
 		runOne(j)
 	}
 

@@ -118,6 +118,42 @@ func TestEngineRetriesInconclusive(t *testing.T) {
 	}
 }
 
+// TestEngineRerunsInterfered: a check whose evidence the checks beside it
+// took is run again alone, after every other check of the pool has
+// ended, and only that run's result stands; with --parallel 1 nothing ran
+// beside it, and its skip stands.
+func TestEngineRerunsInterfered(t *testing.T) {
+	ents := suites.Of(catalogue.Server)
+	for _, parallel := range []int{3, 1} {
+		var attempts atomic.Int64
+		var running atomic.Int64
+		var aloneAtRerun atomic.Bool
+		checks := []kit.Check{{Entry: ents[0], Run: func(k *kit.T) {
+			n := running.Add(1)
+			defer running.Add(-1)
+			if attempts.Add(1) == 1 {
+				k.Skip(report.Interfered, "its streams carried other checks' notifications")
+			}
+			aloneAtRerun.Store(n == 1)
+		}}}
+		for _, e := range ents[1:4] {
+			checks = append(checks, kit.Check{Entry: e, Run: func(k *kit.T) {
+				running.Add(1)
+				defer running.Add(-1)
+				k.Pause(30 * time.Millisecond)
+			}})
+		}
+		en := &engine{parallel: parallel, margin: 5 * time.Second, progress: &bytes.Buffer{}}
+		got := en.run(context.Background(), checks, func(catalogue.Entry) bool { return true })
+		switch {
+		case parallel > 1 && (got[0].Verdict != report.Pass || attempts.Load() != 2 || !aloneAtRerun.Load()):
+			t.Errorf("--parallel %d: %s after %d attempts (alone at the second: %v); want a pass on a second run, alone", parallel, got[0].Verdict, attempts.Load(), aloneAtRerun.Load())
+		case parallel == 1 && (got[0].Verdict != report.Skip || attempts.Load() != 1):
+			t.Errorf("--parallel 1: %s after %d attempts; want the skip of the only run", got[0].Verdict, attempts.Load())
+		}
+	}
+}
+
 // TestBlock: a check that failed while a check its premise depends on
 // failed at least as severely is blocked by it, through blocked checks
 // too; a passing dependent stays a pass, and a root less severe than the

@@ -41,6 +41,11 @@ const (
 	// premise unmet): an inconclusive verdict, or a skip for want of what
 	// the check watches for.
 	Unobservable Cause = "unobservable"
+	// Interfered: what the check watched for was taken by checks running
+	// beside it (a target that sends one session's messages to another's
+	// streams): the engine runs it again alone, and only a result of that
+	// run stands.
+	Interfered Cause = "interfered"
 )
 
 // Unmet reports whether c names a prerequisite of the run the user can

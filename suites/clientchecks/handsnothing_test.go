@@ -133,7 +133,7 @@ func handsNothing(url string) int {
 // job ids taken from the server's answers.
 func TestHandsNothing(t *testing.T) {
 	t.Parallel()
-	cl := &Client{Command: helperCommand(t, "hands-nothing"), Measured: fastClient}
+	command := helperCommand(t, "hands-nothing")
 	for _, tc := range []struct {
 		id    string
 		state kit.State
@@ -145,6 +145,8 @@ func TestHandsNothing(t *testing.T) {
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			t.Parallel()
+			// A client of its own: its state root is this subtest's.
+			cl := &Client{Command: command, Measured: fastClient}
 			r := runCheck(t, cl, tc.id, 0)
 			if r.State != tc.state || !strings.Contains(r.Message, tc.says) {
 				t.Errorf("state %v, message %q; want %v: %s", r.State, r.Message, tc.state, tc.says)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/linesplit"
 	"github.com/mcp-conform/mcp-conform/internal/proctree"
@@ -308,7 +309,11 @@ func (cr *clientRun) finish(ctx context.Context, expect string) []outLine {
 		if expect == "" {
 			expect = succeed[cr.action]
 		}
-		cr.e.Failf("run %d (%s) ended with %s: %s%s", cr.n, cr.action, cr.exitText(), expect, cr.clientError())
+		// A client that cannot complete an undisturbed call fails here
+		// for that reason (CLI-CALL-UNDISTURBED).
+		cr.e.OnPremise(catalogue.PremiseClientCall, func() {
+			cr.e.Failf("run %d (%s) ended with %s: %s%s", cr.n, cr.action, cr.exitText(), expect, cr.clientError())
+		})
 	}
 	return lines
 }
@@ -392,7 +397,7 @@ func (cr *clientRun) result() outLine {
 			return l
 		}
 	}
-	cr.e.Failf("run %d (%s) printed no result line", cr.n, cr.action)
+	cr.e.OnPremise(catalogue.PremiseClientCall, func() { cr.e.Failf("run %d (%s) printed no result line", cr.n, cr.action) })
 	return outLine{}
 }
 

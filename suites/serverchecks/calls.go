@@ -89,6 +89,7 @@ func (e *env) startTogether(ctx context.Context, c *wire.Client, sid string, nam
 func (e *env) notifyingRequest(c *wire.Client, name string) (map[string]any, *call) {
 	t := e.Config.Tools.Notifying
 	token := uniqueToken(name)
+	e.tokens[token] = true
 	body := c.Request("tools/call", wire.ToolParams(t.Name, t.Arguments, token))
 	id, _ := json.Marshal(body["id"])
 	return body, &call{token: token, id: string(id)}
@@ -157,6 +158,13 @@ func (e *env) expectOwnNotes(k *call, streams ...*collector) {
 			parts = append(parts, fmt.Sprintf("%d with token %q", foreign[tok], tok))
 		}
 		seen = strings.Join(parts, ", ")
+	}
+	for tok := range foreign {
+		if !e.tokens[tok] {
+			// Another check's call: the target sent its notifications to
+			// this check's session, and this check's, maybe, to another.
+			e.Skipf(report.Interfered, "none of the call's notifications carried its progress token %q, and its streams carried other checks' (%s): the target sends one session's notifications to another session's streams (MSG-SESSION-ISOLATED grades that)", k.token, seen)
+		}
 	}
 	e.Skipf(report.Unobservable, "none of the call's notifications carried its progress token %q, so where they went cannot be told; its streams carried %s", k.token, seen)
 }

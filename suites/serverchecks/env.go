@@ -38,6 +38,9 @@ type env struct {
 	clients []*wire.Client
 	// polls are the poll intervals of the tasks the check created.
 	polls map[string]time.Duration
+	// tokens are the progress tokens of the check's own calls: a token
+	// outside them is another check's (expectOwnNotes).
+	tokens map[string]bool
 }
 
 // def is a server check before it is bound to a target: its catalogue
@@ -144,7 +147,7 @@ func (tc *Target) setup(t *kit.T, d def) *env {
 		}
 		t.Skip(report.NeedsProfileKey, NeedsKey+"s "+strings.Join(names, " and "))
 	}
-	e := &env{T: t, Config: tc.Config, target: tc}
+	e := &env{T: t, Config: tc.Config, target: tc, tokens: map[string]bool{}}
 	base := tc.URL
 	if tc.Faults != nil {
 		u, err := url.Parse(tc.URL)

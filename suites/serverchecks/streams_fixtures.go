@@ -496,7 +496,9 @@ func cancelOnCut(next http.Handler, always bool) http.Handler {
 			}
 			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) { ew.OnEvent = c.observe })
 			close(served)
-			if _, orphaned := c.orphaned(); orphaned && !listening && !always {
+			// Ended without its response (a resume took the call over
+			// before the cut was seen): cancelled too.
+			if _, orphaned := c.orphaned(); orphaned && (always || !listening) {
 				cancel()
 			}
 		default:
