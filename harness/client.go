@@ -40,11 +40,12 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 		return nil, &SetupError{fmt.Errorf("state directories: %w", err)}
 	}
 	defer os.RemoveAll(root)
-	fmt.Fprintf(stdout, "mcp-conform client: checking %s (%d at a time)\n", o.Command, o.Parallel)
 	version := wire.DefaultProtocolVersion
 	if o.ProtocolVersion != "" {
 		version = o.ProtocolVersion
 	}
+	// The revision the scripted server speaks, which the run grades.
+	fmt.Fprintf(stdout, "mcp-conform client: checking %s (protocol %s, %d at a time)\n", o.Command, version, o.Parallel)
 	if version == wire.SessionlessProtocolVersion {
 		fmt.Fprintf(stdout, "note: %s has no sessions: only the checks that need none apply (the task checks and those of 2026-07-28 alone); the others are not applicable\n", version)
 	}

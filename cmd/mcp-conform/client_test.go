@@ -399,6 +399,9 @@ func TestE2EClientCatchesTaskFixturesModern(t *testing.T) {
 			if r.ProtocolVersion != "2026-07-28" {
 				t.Errorf("report protocol version %q", r.ProtocolVersion)
 			}
+			if !strings.Contains(out.String(), "(protocol 2026-07-28, ") {
+				t.Errorf("the run's header does not name the revision it grades:\n%s", out.String())
+			}
 			tasks := 0
 			for _, c := range r.Checks {
 				task := sessionless(c.ID)

@@ -49,7 +49,7 @@ func recreateChecks() []def {
 				e.openGET(ctx, e.C, sid, "")
 			}},
 
-		{Entry: catalogue.Entry{ID: "RECREATE-INFLIGHT", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "transport-recreation", Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"RECREATE-REINIT-200", "TOOL-AS-DECLARED"},
+		{Entry: catalogue.Entry{ID: "RECREATE-INFLIGHT", Level: catalogue.Res, Section: "recreate", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "transport-recreation", Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"RECREATE-REINIT-200"},
 			Summary: "The page refresh of the seeds, as it happens: a call in flight, every stream cut, initialize carrying the stored session id, a new GET stream; the call goes on, every notification of it arrives once (the rest on the new GET stream or by resuming its POST stream from the last event seen) and so does its result."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) { e.refreshInFlight(ctx) }},
 

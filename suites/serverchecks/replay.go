@@ -18,7 +18,7 @@ import (
 // replayChecks are the replay checks.
 func replayChecks() []def {
 	return []def{
-		{Entry: catalogue.Entry{ID: "REPLAY-GAP", Level: catalogue.Res, Section: "replay", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "event-replay", Needs: []catalogue.Key{catalogue.KeyNotifying}, ResumeRequired: true, DependsOn: []string{"TOOL-AS-DECLARED"},
+		{Entry: catalogue.Entry{ID: "REPLAY-GAP", Level: catalogue.Res, Section: "replay", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "event-replay", Needs: []catalogue.Key{catalogue.KeyNotifying}, ResumeRequired: true,
 			Summary: "Messages emitted while the client had no stream are replayed after Last-Event-ID: none lost, none twice, in order; a gap follows the cut of the call's own POST stream, and another the cut of the stream that carried it on."},
 			need: func(c *target.Profile) time.Duration { return notifyNeed(c) + quiet(c) }, body: func(ctx context.Context, e *env) {
 				sid := e.connect(ctx, e.C)

@@ -117,7 +117,7 @@ func replicaChecks() []def {
 				}
 			}},
 
-		{Entry: catalogue.Entry{ID: "REPLICA-NOTIFY-ROUTED", Level: catalogue.Res, Section: "replicas", Revisions: catalogue.WithSessions, Replicas: true, SpecRef: catalogue.ResilienceProfile + "horizontal-scale", Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"REPLICA-SESSION-SHARED", "TOOL-AS-DECLARED"},
+		{Entry: catalogue.Entry{ID: "REPLICA-NOTIFY-ROUTED", Level: catalogue.Res, Section: "replicas", Revisions: catalogue.WithSessions, Replicas: true, SpecRef: catalogue.ResilienceProfile + "horizontal-scale", Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"REPLICA-SESSION-SHARED"},
 			Summary: "A standalone GET held on replica B receives the notifications of a call running on replica A after the call's stream is cut."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) {
 				cs := e.replicas()
@@ -150,7 +150,7 @@ func replicaChecks() []def {
 				e.expectDelivered(k, streams...)
 			}},
 
-		{Entry: catalogue.Entry{ID: "REPLICA-RESUME", Level: catalogue.Res, Section: "replicas", Revisions: catalogue.WithSessions, Replicas: true, SpecRef: catalogue.ResilienceProfile + "horizontal-scale", Needs: []catalogue.Key{catalogue.KeyNotifying}, ResumeRequired: true, DependsOn: []string{"REPLICA-SESSION-SHARED", "TOOL-AS-DECLARED"},
+		{Entry: catalogue.Entry{ID: "REPLICA-RESUME", Level: catalogue.Res, Section: "replicas", Revisions: catalogue.WithSessions, Replicas: true, SpecRef: catalogue.ResilienceProfile + "horizontal-scale", Needs: []catalogue.Key{catalogue.KeyNotifying}, ResumeRequired: true, DependsOn: []string{"REPLICA-SESSION-SHARED"},
 			Summary: "A POST stream cut on replica A is resumed on replica B with Last-Event-ID: every missed notification, then the response, exactly once."},
 			need: func(c *target.Profile) time.Duration { return notifyNeed(c) }, body: func(ctx context.Context, e *env) {
 				cs := e.replicas()

@@ -88,7 +88,7 @@ func streamChecks() []def {
 						len(e.notes(get.Messages(), k)), len(e.notes(k.post.Messages(), k)), more, strings.Join(on, " "))
 				}
 			}},
-		{Entry: catalogue.Entry{ID: "MSG-ONE-STREAM", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecMultiple, Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"TOOL-AS-DECLARED"},
+		{Entry: catalogue.Entry{ID: "MSG-ONE-STREAM", Level: catalogue.Must, Section: "streams", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecMultiple, Needs: []catalogue.Key{catalogue.KeyNotifying},
 			Summary: "Each message goes to exactly one connected stream: no broadcast across GET and POST streams."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) {
 				sid := e.connect(ctx, e.C)
@@ -159,7 +159,7 @@ func streamChecks() []def {
 			Summary: "GET with Last-Event-ID replays only messages of the stream that id belongs to: a resumed POST stream carries nothing of another call's, and, where only the standalone GET stream carries ids, its resume carries nothing that was sent on a call's own POST stream (\"The server MUST NOT replay messages that would have been delivered on a different stream.\")."},
 			need: func(c *target.Profile) time.Duration { return 2 * notifyNeed(c) }, body: func(ctx context.Context, e *env) { e.replayOwnStream(ctx) }},
 
-		{Entry: catalogue.Entry{ID: "EVT-REPLAY-POST", Level: catalogue.May, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecResumability, Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"TOOL-AS-DECLARED"},
+		{Entry: catalogue.Entry{ID: "EVT-REPLAY-POST", Level: catalogue.May, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecResumability, Needs: []catalogue.Key{catalogue.KeyNotifying},
 			Summary: "A POST stream cut before its response resumes by GET with Last-Event-ID: missed notifications, then the response."},
 			need: func(c *target.Profile) time.Duration { return 2 * notifyNeed(c) }, body: func(ctx context.Context, e *env) {
 				// A client that holds no standalone GET stream and resumes the
@@ -224,7 +224,7 @@ func streamChecks() []def {
 				e.Expect(retry).To(BeTrue(), "the server closed the first GET stream without sending a retry field first")
 			}},
 
-		{Entry: catalogue.Entry{ID: "DISCONNECT-NOT-CANCEL", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecCancellation, Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"TOOL-AS-DECLARED", "EVT-REPLAY-POST"},
+		{Entry: catalogue.Entry{ID: "DISCONNECT-NOT-CANCEL", Level: catalogue.Should, Section: "streams", Revisions: catalogue.WithSessions, SpecRef: catalogue.SpecCancellation, Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"EVT-REPLAY-POST"},
 			Summary: "Dropping a POST stream does not cancel the request: it completes and its result is reachable by resumption."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) {
 				sid := e.connect(ctx, e.C)

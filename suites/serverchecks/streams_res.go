@@ -60,7 +60,7 @@ func streamResilienceChecks() []def {
 						"(a resilience expectation; the specification asks it of POST streams only)", first.ID, first.Data)
 			}},
 
-		{Entry: catalogue.Entry{ID: "REDIRECT-ORPHANED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "orphaned-notification-redirect", Needs: []catalogue.Key{catalogue.KeyNotifying}, DependsOn: []string{"TOOL-AS-DECLARED"},
+		{Entry: catalogue.Entry{ID: "REDIRECT-ORPHANED", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "orphaned-notification-redirect", Needs: []catalogue.Key{catalogue.KeyNotifying},
 			Summary: "Notifications of a request whose POST stream died arrive on the standalone GET stream, in order, none lost."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) {
 				sid, k, first, get := e.orphan(ctx)
@@ -96,7 +96,7 @@ func streamResilienceChecks() []def {
 				})
 			}},
 
-		{Entry: catalogue.Entry{ID: "REDIRECT-NO-RESPONSE", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "orphaned-notification-redirect", Needs: []catalogue.Key{catalogue.KeyNotifying}, ResumeRequired: true, DependsOn: []string{"TOOL-AS-DECLARED", "EVT-REPLAY-POST"},
+		{Entry: catalogue.Entry{ID: "REDIRECT-NO-RESPONSE", Level: catalogue.Res, Section: "streams-res", Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "orphaned-notification-redirect", Needs: []catalogue.Key{catalogue.KeyNotifying}, ResumeRequired: true, DependsOn: []string{"EVT-REPLAY-POST"},
 			Summary: "The response of such a request is not sent on the GET stream; resuming its POST stream yields it."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) {
 				sid, k, first, get := e.orphan(ctx)
