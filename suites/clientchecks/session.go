@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/report"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
 // A long call that is still running when the client is killed; its first
@@ -237,18 +238,19 @@ func (e *clientEnv) killBetweenSteps(ctx context.Context, cr *clientRun, step st
 	e.waitStepSent(ctx, cr, step)
 	over := time.NewTimer(grace)
 	defer over.Stop()
+wait:
 	for {
 		lines, exited, changed := cr.snapshot()
-		if exited || slices.ContainsFunc(lines, func(l outLine) bool { return slices.Contains(steps([]outLine{l}), step) }) {
+		if exited || slices.Contains(steps(lines), step) {
 			break
 		}
 		select {
 		case <-changed:
-			continue
 		case <-over.C:
+			break wait
 		case <-ctx.Done():
+			break wait
 		}
-		break
 	}
 	cr.kill()
 }
@@ -275,7 +277,7 @@ func (e *clientEnv) sentAccount(ns ...int) string {
 func (x exchange) stream() string {
 	switch {
 	case x.Method == http.MethodGet && x.LastEventID != "":
-		return "GET, Last-Event-ID " + x.LastEventID
+		return fmt.Sprintf("GET, Last-Event-ID %q", kit.Clip(x.LastEventID, 80)) // the client's bytes
 	case x.Method == http.MethodGet:
 		return "GET"
 	}

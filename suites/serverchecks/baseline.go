@@ -3,7 +3,6 @@ package serverchecks
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -107,9 +106,7 @@ func (e *env) observe(ctx context.Context) *Baseline {
 	} else {
 		e.Logf("no standalone GET stream (%v): only the call's POST stream is watched", err)
 	}
-	token := uniqueToken(baselineToken)
-	body := e.C.Request("tools/call", wire.ToolParams(n.Name, n.Arguments, token))
-	id, _ := json.Marshal(body["id"])
+	body, k := e.notifyingRequest(e.C, baselineToken)
 	began := time.Now()
 	s, err := e.C.OpenPOST(ctx, sid, body)
 	switch se := new(wire.StatusError); {
@@ -122,7 +119,7 @@ func (e *env) observe(ctx context.Context) *Baseline {
 		b.Error, b.Took = fmt.Sprintf("a refused tools/call (%v)", err), time.Since(began)
 		return b
 	}
-	k := &call{token: token, id: string(id), post: e.collect("the call's POST stream", s)}
+	k.post = e.collect("the call's POST stream", s)
 	streams = append([]*collector{k.post}, streams...)
 	seen := map[string]bool{}
 	var order []string

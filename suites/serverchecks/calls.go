@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -50,10 +49,7 @@ func (e *env) openCall(ctx context.Context, c *wire.Client, sid string, body map
 }
 
 // startTogether starts a call of the notifying tool for each of names at
-// the same instant, each on its own goroutine released together: what a
-// server does wrong only for requests that arrive at once (ids handed out
-// by a read and a later write) shows only so. The calls are returned in
-// the order of names.
+// the same instant (atOnce). The calls are returned in the order of names.
 func (e *env) startTogether(ctx context.Context, c *wire.Client, sid string, names ...string) []*call {
 	type opened struct {
 		s   *wire.Stream
@@ -65,19 +61,8 @@ func (e *env) startTogether(ctx context.Context, c *wire.Client, sid string, nam
 		bodies[i], calls[i] = e.notifyingRequest(c, name)
 	}
 	got := make([]opened, len(names))
-	release := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-release
-			got[i].s, got[i].err = e.openCall(ctx, c, sid, bodies[i])
-		}()
-	}
 	e.Logf("starting %d calls of %s at once", len(names), e.Config.Tools.Notifying.Name)
-	close(release)
-	wg.Wait()
+	atOnce(len(names), func(i int) { got[i].s, got[i].err = e.openCall(ctx, c, sid, bodies[i]) })
 	for i := range names {
 		calls[i] = e.started(calls[i], got[i].s, got[i].err)
 	}

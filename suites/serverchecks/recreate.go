@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sync"
 
 	. "github.com/onsi/gomega"
 
@@ -79,18 +78,7 @@ func recreateChecks() []def {
 				// re-initializes go out together.
 				resps := make([]*wire.Response, concurrentReinits)
 				errs := make([]error, concurrentReinits)
-				start := make(chan struct{})
-				var wg sync.WaitGroup
-				for i := range concurrentReinits {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						<-start
-						resps[i], errs[i] = e.C.Initialize(ctx, sid)
-					}()
-				}
-				close(start)
-				wg.Wait()
+				atOnce(concurrentReinits, func(i int) { resps[i], errs[i] = e.C.Initialize(ctx, sid) })
 				for i, resp := range resps {
 					e.Expect(errs[i]).NotTo(HaveOccurred(), "re-initialize %d of %d", i+1, concurrentReinits)
 					e.Expect(resp.Status).To(Equal(http.StatusOK), "re-initialize %d of %d, sent together, carrying live session id %q: %s", i+1, concurrentReinits, sid, resp.Body)

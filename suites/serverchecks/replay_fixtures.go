@@ -135,52 +135,49 @@ func replayMixesStreams(next http.Handler, _ server.Config) http.Handler {
 // session for the GET stream and appends every notification to it,
 // wherever it was sent.
 func postStreamsWithoutIDs(mix bool) func(http.Handler, server.Config) http.Handler {
-	return func(next http.Handler, _ server.Config) http.Handler { return stripPOSTIDs(next, mix) }
-}
-
-func stripPOSTIDs(next http.Handler, mix bool) http.Handler {
-	var mu sync.Mutex
-	notes := map[string][]string{} // by session
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sid := r.Header.Get(wire.HeaderSessionID)
-		switch {
-		case r.Method == http.MethodPost:
-			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
-				ew.OnEvent = func(raw []byte) []byte {
-					ev := servers.ParseEvent(raw)
-					m, ok := ev.Message()
-					if !ok {
-						return nil // the priming event
+	return func(next http.Handler, _ server.Config) http.Handler {
+		var mu sync.Mutex
+		notes := map[string][]string{} // by session, with mix
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sid := r.Header.Get(wire.HeaderSessionID)
+			switch {
+			case r.Method == http.MethodPost:
+				servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+					ew.OnEvent = func(raw []byte) []byte {
+						ev := servers.ParseEvent(raw)
+						m, ok := ev.Message()
+						if !ok {
+							return nil // the priming event
+						}
+						if mix && m.Method != "" && m.ID == nil && sid != "" {
+							mu.Lock()
+							notes[sid] = append(notes[sid], ev.Data)
+							mu.Unlock()
+						}
+						return servers.MessageEvent(ev.Data)
 					}
-					if m.Method != "" && m.ID == nil && sid != "" {
-						mu.Lock()
-						notes[sid] = append(notes[sid], ev.Data)
-						mu.Unlock()
+				})
+			case mix && sid != "" && servers.IsStandaloneGET(r) && r.Header.Get(wire.HeaderLastEventID) != "":
+				servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+					ew.OnStatus = func(code int, _ http.Header) int {
+						if code == http.StatusOK {
+							mu.Lock()
+							var out []byte
+							for _, n := range notes[sid] {
+								out = append(out, servers.MessageEvent(n)...)
+							}
+							mu.Unlock()
+							// Inject waits for the status to be written.
+							go ew.Inject(out)
+						}
+						return code
 					}
-					return servers.MessageEvent(ev.Data)
-				}
-			})
-		case mix && sid != "" && servers.IsStandaloneGET(r) && r.Header.Get(wire.HeaderLastEventID) != "":
-			ew := servers.NewEventWriter(w)
-			ew.OnStatus = func(code int, _ http.Header) int {
-				if code == http.StatusOK {
-					mu.Lock()
-					var out []byte
-					for _, n := range notes[sid] {
-						out = append(out, servers.MessageEvent(n)...)
-					}
-					mu.Unlock()
-					// Inject waits for the status to be written.
-					go ew.Inject(out)
-				}
-				return code
+				})
+			default:
+				next.ServeHTTP(w, r)
 			}
-			defer ew.Finish()
-			next.ServeHTTP(ew, r)
-		default:
-			next.ServeHTTP(w, r)
-		}
-	})
+		})
+	}
 }
 
 // lastIDFromStart points the Last-Event-ID of the GETs resumes selects at

@@ -461,50 +461,50 @@ func replacementGETDeaf(next http.Handler, _ server.Config) http.Handler {
 // with notifications/cancelled, when its POST stream drops before the
 // response and the session had no standalone GET stream before the call
 // (decided when the call starts, so a GET racing the cut changes nothing).
+// With always, GET stream or not, and at once when the connection is seen
+// gone.
 func disconnectCancels(always bool) func(http.Handler, server.Config) http.Handler {
-	return func(next http.Handler, _ server.Config) http.Handler { return cancelOnCut(next, always) }
-}
-
-func cancelOnCut(next http.Handler, always bool) http.Handler {
-	gets := servers.NewGetStreams()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sid := r.Header.Get(wire.HeaderSessionID)
-		m := servers.PeekRPC(r)
-		switch {
-		case sid != "" && servers.IsStandaloneGET(r):
-			gets.Serve(next, servers.NewEventWriter(w), r)
-		case sid != "" && m.Method == "tools/call" && m.ID != nil:
-			listening := gets.HadGET(sid)
-			c := &followedCall{id: m.ID}
-			cancel := func() {
-				servers.InProcess(next, http.MethodPost, sid, r.Header,
-					`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+string(m.ID)+`,"reason":"client disconnected"}}`)
-			}
-			served := make(chan struct{})
-			if always {
-				// At once, the moment the client's connection is seen gone:
-				// before a resume could take the call over.
-				go func() {
-					select {
-					case <-r.Context().Done():
-						if _, orphaned := c.orphaned(); orphaned {
-							cancel()
+	return func(next http.Handler, _ server.Config) http.Handler {
+		gets := servers.NewGetStreams()
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sid := r.Header.Get(wire.HeaderSessionID)
+			m := servers.PeekRPC(r)
+			switch {
+			case sid != "" && servers.IsStandaloneGET(r):
+				gets.Serve(next, servers.NewEventWriter(w), r)
+			case sid != "" && m.Method == "tools/call" && m.ID != nil:
+				listening := gets.HadGET(sid)
+				c := &followedCall{id: m.ID}
+				cancel := func() {
+					servers.InProcess(next, http.MethodPost, sid, r.Header,
+						`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+string(m.ID)+`,"reason":"client disconnected"}}`)
+				}
+				served := make(chan struct{})
+				if always {
+					// At once, the moment the client's connection is seen gone:
+					// before a resume could take the call over.
+					go func() {
+						select {
+						case <-r.Context().Done():
+							if _, orphaned := c.orphaned(); orphaned {
+								cancel()
+							}
+						case <-served:
 						}
-					case <-served:
-					}
-				}()
+					}()
+				}
+				servers.ServeWith(next, w, r, func(ew *servers.EventWriter) { ew.OnEvent = c.observe })
+				close(served)
+				// Ended without its response (a resume took the call over
+				// before the cut was seen): cancelled too.
+				if _, orphaned := c.orphaned(); orphaned && (always || !listening) {
+					cancel()
+				}
+			default:
+				next.ServeHTTP(w, r)
 			}
-			servers.ServeWith(next, w, r, func(ew *servers.EventWriter) { ew.OnEvent = c.observe })
-			close(served)
-			// Ended without its response (a resume took the call over
-			// before the cut was seen): cancelled too.
-			if _, orphaned := c.orphaned(); orphaned && (always || !listening) {
-				cancel()
-			}
-		default:
-			next.ServeHTTP(w, r)
-		}
-	})
+		})
+	}
 }
 
 // writeError writes a JSON-RPC error answer with id null.

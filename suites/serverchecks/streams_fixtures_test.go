@@ -281,11 +281,7 @@ func TestReplacementGETDeaf(t *testing.T) {
 	tg.await(first, "the priming event", 1)
 	second := tg.open(tg.c, sid, "")
 	tg.await(second, "the priming event", 1)
-	for deadline := time.Now().Add(waitFor); !first.Ended(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the replaced GET stream was not closed")
-		}
-	}
+	tg.waitUntil("the replaced GET stream to end", first.Ended)
 	controlGET := tg.open(tg.c, control, "")
 	tg.await(controlGET, "the priming event", 1)
 	post := tg.call(tg.c, sid, "d", 4, 50)
