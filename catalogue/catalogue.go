@@ -8,7 +8,10 @@
 package catalogue
 
 import (
+	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -50,12 +53,16 @@ type Key string
 
 // Entry is one behaviour.
 type Entry struct {
-	ID      string `json:"id"`
-	Level   Level  `json:"level"`
-	Side    Side   `json:"side"`
-	Section string `json:"section"`
-	Summary string `json:"summary"`
-	SpecRef string `json:"spec_ref"`
+	ID    string `json:"id"`
+	Level Level  `json:"level"`
+	// Levels are the entry's level at a revision whose sentence binds
+	// otherwise (a SHOULD that 2026-07-28 made a MUST): the check is
+	// graded at that level there (At).
+	Levels  map[string]Level `json:"levels,omitempty"`
+	Side    Side             `json:"side"`
+	Section string           `json:"section"`
+	Summary string           `json:"summary"`
+	SpecRef string           `json:"spec_ref"`
 	// Needs are the target-profile keys without which the check is skipped.
 	Needs []Key `json:"needs,omitempty"`
 	// Restarts: the check restarts the target, so it needs one the harness
@@ -87,6 +94,24 @@ type Entry struct {
 	// when one of them fails and this one does not pass, this one is
 	// reported as blocked by it, not as a defect of its own.
 	DependsOn []string `json:"depends_on,omitempty"`
+}
+
+// At is the entry as graded at revision: its level there.
+func (e Entry) At(revision string) Entry {
+	if l, ok := e.Levels[revision]; ok {
+		e.Level = l
+	}
+	return e
+}
+
+// LevelText is the entry's level for listings, with the revisions where
+// it differs: "SHOULD (MUST at 2026-07-28)".
+func (e Entry) LevelText() string {
+	s := string(e.Level)
+	for _, rev := range slices.Sorted(maps.Keys(e.Levels)) {
+		s += fmt.Sprintf(" (%s at %s)", e.Levels[rev], rev)
+	}
+	return s
 }
 
 // NeedsText says what the check needs, for listings: the profile keys and

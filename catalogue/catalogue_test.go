@@ -64,3 +64,18 @@ func TestFind(t *testing.T) {
 		t.Error("Find of an absent ID succeeded")
 	}
 }
+
+// TestLevelAtRevision: an entry whose sentence binds otherwise at one
+// revision is graded at that level there, and says so in listings.
+func TestLevelAtRevision(t *testing.T) {
+	e := Entry{ID: "X", Level: Should, Levels: map[string]Level{"2026-07-28": Must}}
+	if got := e.At("2026-07-28"); got.Level != Must || !got.Required(false) {
+		t.Errorf("at 2026-07-28: %s, required %v; want MUST, required", got.Level, got.Required(false))
+	}
+	if got := e.At("2025-11-25"); got.Level != Should || got.Required(false) {
+		t.Errorf("at 2025-11-25: %s; want SHOULD", got.Level)
+	}
+	if got, want := e.LevelText(), "SHOULD (MUST at 2026-07-28)"; got != want {
+		t.Errorf("LevelText %q, want %q", got, want)
+	}
+}

@@ -134,6 +134,9 @@ func (o *Options) revisionJobs(p revisionProbe, tc *serverchecks.Target, cfg *ta
 	}
 	var out []job
 	for _, c := range checks {
+		if tc != nil {
+			c.Entry = c.Entry.At(tc.ProtocolVersion) // graded at its level there
+		}
 		if !o.multi() || appliesAt(c.Entry.ID, p.revision) {
 			out = append(out, job{Check: c, revision: label})
 		}

@@ -35,7 +35,7 @@ func writeChecksDoc(w io.Writer) error {
 				fmt.Fprintf(&b, "\n### %s\n\n| ID | level | applies to | needs | rests on | fixtures | behaviour |\n| --- | --- | --- | --- | --- | --- | --- |\n", section)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s ([reference](%s)) |\n",
-				e.ID, e.Level, orDash(appliesTo(e)), orDash(e.NeedsText()), orDash(strings.Join(e.DependsOn, ", ")),
+				e.ID, e.LevelText(), orDash(appliesTo(e)), orDash(e.NeedsText()), orDash(strings.Join(e.DependsOn, ", ")),
 				orDash(strings.Join(breakersOf(e), ", ")), strings.ReplaceAll(e.Summary, "|", `\|`), link(e.SpecRef))
 		}
 	}

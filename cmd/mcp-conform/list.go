@@ -48,7 +48,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		if needs == "" {
 			needs = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Level, e.Side, e.Section, needs, runs(e), e.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.LevelText(), e.Side, e.Section, needs, runs(e), e.Summary)
 	}
 	return tw.Flush()
 }

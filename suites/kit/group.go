@@ -29,6 +29,16 @@ type groups struct {
 	// origins maps a scope and an SSE event id to the group of the stream
 	// that carried it.
 	origins map[string]string
+	// ledger, when the log's check joined one, learns the progress tokens
+	// the check sends and reads (log is the check's).
+	ledger *Ledger
+	log    *Log
+}
+
+func (g *groups) setLedger(l *Ledger, log *Log) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ledger, g.log = l, log
 }
 
 type streamGroup struct {
@@ -72,7 +82,11 @@ func (g *groups) request(lane, session, lastEventID, body string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := &streamGroup{scope: g.scope(session, lane)}
-	st.group, _ = g.of(st.scope, body)
+	var m rpcFields
+	st.group, m = g.of(st.scope, body)
+	if tok := tokenKey(m.Params.Meta.Token); tok != "" && g.ledger != nil && m.Method != "" {
+		g.ledger.sent(g.log, tok)
+	}
 	if st.group == "" && lastEventID != "" {
 		st.group = g.origins[st.scope+" "+lastEventID]
 	}
@@ -93,7 +107,11 @@ func (g *groups) event(lane, id, data string) string {
 	if st == nil {
 		st = &streamGroup{scope: lane}
 	}
-	grp, method := g.of(st.scope, data)
+	grp, m := g.of(st.scope, data)
+	method := m.Method
+	if tok := tokenKey(m.Params.Token); tok != "" && g.ledger != nil && method == "notifications/progress" {
+		g.ledger.read(g.log, tok)
+	}
 	switch {
 	case grp != "":
 	case method == "notifications/message" && st.progress != "":
@@ -117,15 +135,12 @@ func (g *groups) event(lane, id, data string) string {
 }
 
 // of returns the group of a JSON-RPC message (a request body or an SSE
-// data field) in scope, "" for one that names no request, and its method.
-func (g *groups) of(scope, msg string) (string, string) {
-	msg = strings.TrimSpace(msg)
-	if !strings.HasPrefix(msg, "{") {
-		return "", ""
-	}
+// data field) in scope, "" for one that names no request, and its fields.
+func (g *groups) of(scope, msg string) (string, rpcFields) {
 	var m rpcFields
-	if json.Unmarshal([]byte(msg), &m) != nil {
-		return "", ""
+	msg = strings.TrimSpace(msg)
+	if !strings.HasPrefix(msg, "{") || json.Unmarshal([]byte(msg), &m) != nil {
+		return "", rpcFields{}
 	}
 	if g.byToken == nil {
 		g.byToken = map[string]string{}
@@ -142,9 +157,22 @@ func (g *groups) of(scope, msg string) (string, string) {
 	}
 	if tok := Clip(string(m.Params.Token), 40); tok != "" && m.Method != "" && id == "" {
 		if grp, ok := g.byToken[scope+" "+tok]; ok {
-			return grp, m.Method
+			return grp, m
 		}
-		return strings.TrimSpace(scope + " token " + tok), m.Method
+		return strings.TrimSpace(scope + " token " + tok), m
 	}
-	return id, m.Method
+	return id, m
+}
+
+// tokenKey is a progress token as the ledger keys it: a string token's
+// text (however the JSON escaped it), another's JSON text; "" for none.
+func tokenKey(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if t := strings.TrimSpace(string(raw)); t != "null" {
+		return t
+	}
+	return ""
 }

@@ -31,6 +31,8 @@ type T struct {
 	// premise marks the step running now (OnPremise); only the check's
 	// own goroutine reads or writes it.
 	premise catalogue.Premise
+	// ledger is the run's, once the check joined it (Ledger.Join).
+	ledger *Ledger
 
 	mu        sync.Mutex
 	cleanups  []func(context.Context)
@@ -182,6 +184,7 @@ func (t *T) run(body func(*T)) (r Result) {
 			r = t.diagnose(r)
 		}
 		t.runCleanups()
+		r = t.interfered(r)
 		r.Exchange = t.log.String()
 		r.Timeline = t.log.Events()
 	}()
@@ -205,6 +208,23 @@ func (t *T) run(body func(*T)) (r Result) {
 	}()
 	body(t)
 	return Result{State: Passed}
+}
+
+// interfered ends a check whose calls crossed another running check's
+// (Ledger) as skipped for report.Interfered, saying how it would have
+// ended: what it saw depended on the checks beside it.
+func (t *T) interfered(r Result) Result {
+	if t.ledger == nil {
+		return r
+	}
+	why := t.ledger.leave(t.log)
+	if why == "" || (r.State != Passed && r.State != Failed && r.State != Skipped) {
+		return r
+	}
+	first, _, _ := strings.Cut(r.Message, "\n")
+	saw := map[State]string{Passed: "passed", Failed: "failed: " + first, Skipped: "skipped: " + first}[r.State]
+	return Result{State: Skipped, Cause: report.Interfered, Took: r.Took,
+		Message: why + ": what it saw depended on the checks beside it (with them it " + saw + ")"}
 }
 
 // endedEarly says why a check's context ended.

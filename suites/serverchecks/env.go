@@ -115,6 +115,12 @@ func lookup(id string) (catalogue.Entry, bool) { return catalogue.Find(entries, 
 // entries are the server checks' entries, for lookup.
 var entries = Entries()
 
+// crossings is the process's kit.Ledger: a check whose progress
+// notifications crossed to or from another running check's streams is
+// run again alone. One for the process, since every check's tokens are
+// unique in it (those of both revisions' checks, which run together).
+var crossings = kit.NewLedger()
+
 // NeedsKey starts the reason of a check skipped because the target
 // profile lacks keys; the keys follow ("needs target-config key
 // tools.notifying", "needs target-config keys principals and tools.task").
@@ -148,6 +154,7 @@ func (tc *Target) setup(t *kit.T, d def) *env {
 		t.Skip(report.NeedsProfileKey, NeedsKey+"s "+strings.Join(names, " and "))
 	}
 	e := &env{T: t, Config: tc.Config, target: tc, tokens: map[string]bool{}}
+	crossings.Join(t)
 	base := tc.URL
 	if tc.Faults != nil {
 		u, err := url.Parse(tc.URL)

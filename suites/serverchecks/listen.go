@@ -88,7 +88,7 @@ func listenChecks() []def {
 					if slices.ContainsFunc(msgs, func(m wire.Message) bool { return cancels(m, l.id) }) {
 						cancelled = "; the notifications/cancelled for the listen it sent does not stand for the completion result"
 					}
-					e.Failf("the listen stream ended at the restart without a response to subscriptions/listen (its last message: %s %s): an abrupt close, not a graceful one%s", final.Method, quoted(string(final.Params), 200), cancelled)
+					e.Failf("the listen stream ended at the restart without a response to subscriptions/listen (its last message: %s %s): an abrupt close, not a graceful one%s", quoted(final.Method, 80), quoted(string(final.Params), 200), cancelled)
 				}
 				e.Expect(string(last.ID)).To(Equal(l.id), "the response that ended the listen stream answers id %s, not the listen's %s", last.ID, l.id)
 				e.Expect(last.Error).To(BeNil(), "the listen ended with an error, not its completion result")

@@ -45,8 +45,8 @@ func (e *env) relatedStreams(ctx context.Context) {
 		streams = append(streams, get)
 	}
 	if len(wrong) > 0 {
-		e.Failf("%s: a POST stream's notifications should relate to the request that opened it; %s",
-			strings.Join(wrong, "; "), progressByStream(calls, streams))
+		e.Failf("%s: a POST stream's notifications %s relate to the request that opened it; %s",
+			strings.Join(wrong, "; "), strings.ToLower(string(e.Entry.Level)), progressByStream(calls, streams))
 	}
 	if own > 0 {
 		return

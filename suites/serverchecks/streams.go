@@ -105,8 +105,8 @@ func streamChecks() []def {
 				e.expectNoneTwice(k, k.post, get)
 				e.Expect(e.ownResponses(get.Messages())).To(BeEmpty(), "the response also sent on the GET stream")
 			}},
-		{Entry: catalogue.Entry{ID: "MSG-RELATED-STREAM", Level: catalogue.Should, Section: "streams", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecSending, Needs: []catalogue.Key{catalogue.KeyNotifying},
-			Summary: "A POST stream carries only its own request's progress notifications, not those of another call running in the session (or, on a stateless target and in 2026-07-28, at the same time) (\"These messages SHOULD relate to the originating client request.\"; 2026-07-28 makes it a MUST, graded here as the SHOULD of the earlier revisions)."},
+		{Entry: catalogue.Entry{ID: "MSG-RELATED-STREAM", Level: catalogue.Should, Levels: map[string]catalogue.Level{wire.SessionlessProtocolVersion: catalogue.Must}, Section: "streams", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecSending, Needs: []catalogue.Key{catalogue.KeyNotifying},
+			Summary: "A POST stream carries only its own request's progress notifications, not those of another call running in the session (or, on a stateless target and in 2026-07-28, at the same time) (\"These messages SHOULD relate to the originating client request.\"; 2026-07-28: \"These notifications MUST relate to the originating client request.\", graded there as a MUST)."},
 			need: notifyNeed, body: func(ctx context.Context, e *env) { e.relatedStreams(ctx) }},
 
 		{Entry: catalogue.Entry{ID: "PROGRESS-INCREASES", Level: catalogue.Must, Section: "streams", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecProgress, Needs: []catalogue.Key{catalogue.KeyNotifying},
