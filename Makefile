@@ -83,7 +83,7 @@ check:
 
 ## fuzz: each fuzz target (FUZZTIME=10m for longer); seed corpora are in testdata/fuzz
 # Fuzz targets (package:target).
-FUZZ_TARGETS := ./reference/server:FuzzPOST ./reference/server:FuzzParseEventID ./reference/server:FuzzPeekSDK ./reference/eventstore:FuzzStore ./harness:FuzzNegotiatedVersion
+FUZZ_TARGETS := ./internal/inert:FuzzEscape ./reference/server:FuzzPOST ./reference/server:FuzzParseEventID ./reference/server:FuzzPeekSDK ./reference/eventstore:FuzzStore ./harness:FuzzNegotiatedVersion
 FUZZTIME ?= 2m
 # CI bounds each by a count of inputs (FUZZTIME=50000x), not a duration:
 # Go 1.26's fuzzer can fail a duration-bounded run with "context deadline

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/inert"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/suites"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
@@ -302,6 +303,9 @@ func (en *engine) verdict(e catalogue.Entry, revision string, r kit.Result) repo
 		Retried: r.Retried, Revision: revision,
 	}
 	expected := en.expects(e.ID, revision)
+	// What a check quotes of a target is bounded here, for every check.
+	r.Message = inert.Bound(r.Message, report.MaxMessage)
+	c.Retried = inert.Bound(c.Retried, report.MaxMessage)
 	switch r.State {
 	case kit.Inconclusive:
 		// Never the target's failure, listed in the baseline or not.

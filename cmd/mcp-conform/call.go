@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/client"
 	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 )
@@ -173,6 +176,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	opts := client.Options{
 		URL:               f.url,
 		Storage:           st,
+		HTTPClient:        callHTTPClient(),
 		BearerToken:       f.token,
 		ProtocolVersion:   f.version,
 		Reconnect:         client.ReconnectMode(f.reconnect),
@@ -191,6 +195,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if owner := c.WithheldToken(); owner != "" {
+		fmt.Fprintf(stderr, "mcp-conform call: the stored bearer token belongs to %s and was not sent to %s; pass --bearer-token to send one there\n", owner, urlOrigin(c.URL()))
+	}
 	err = callOnce(ctx, c, f, out)
 	if err != nil {
 		out.print(contract.Line{Type: contract.LineError, Error: err.Error(), Cancelled: client.IsCancelled(err)})
@@ -198,6 +205,23 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out.finish() // the process ending is not a disconnect: no status line for it
 	c.Close()
 	return err
+}
+
+// callHTTPClient sends every request of call, its OAuth flow's included.
+// It follows a redirect only within the origin (scheme, host and port), as
+// the harness does: net/http alone would carry the Authorization header
+// to another port, and a token request's body to another host.
+func callHTTPClient() *http.Client {
+	return &http.Client{CheckRedirect: wire.RedirectPolicy(true)}
+}
+
+// urlOrigin returns scheme://host[:port] of u.
+func urlOrigin(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return p.Scheme + "://" + p.Host
 }
 
 func callOnce(ctx context.Context, c *client.Client, f *callFlags, out *lines) error {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -83,7 +82,7 @@ func (o *oauthFlags) apply(opts *client.Options, stderr io.Writer) {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = callHTTPClient()
 		opts.HTTPClient = hc
 	}
 	authorize := client.LoopbackAuthorize(o.redirect, func(u string) {

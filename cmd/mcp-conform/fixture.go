@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcp-conform/mcp-conform/fixtures/hostile"
 	"github.com/mcp-conform/mcp-conform/fixtures/servers"
 	"github.com/mcp-conform/mcp-conform/reference/cmdline"
 )
@@ -48,6 +49,8 @@ flags:`)
 				fmt.Fprintf(tw, "%s (--store)\t%s\t%s\n", f.Name, strings.Join(f.Breaks, ","), f.About)
 			}
 		}
+		h := hostile.Fixture()
+		fmt.Fprintf(tw, "%s\t-\t%s\n", h.Name, h.About)
 		return tw.Flush()
 	}
 	if fs.NArg() != 1 {
@@ -76,6 +79,9 @@ flags:`)
 		return usageError(errors.New("--store is for replica fixtures only (see --list)"))
 	}
 	f, err := servers.Lookup(fs.Arg(0))
+	if fs.Arg(0) == hostile.Fixture().Name {
+		f, err = hostile.Fixture(), nil
+	}
 	if err != nil {
 		return usageError(err)
 	}

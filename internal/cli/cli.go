@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/mcp-conform/mcp-conform/internal/inert"
 )
 
 // Exit codes: 0 success, 1 a required check failed (or the command failed),
@@ -90,9 +92,15 @@ func ExitCode(err error, prog string, stderr io.Writer) int {
 
 // Main runs a command's run with its arguments and standard streams, in a
 // context that SIGINT and SIGTERM end, and exits with the status it returns.
+// What the command prints reaches the standard streams through
+// inert.Writer: a target's text in it is data on a terminal and in a CI
+// step log, never escape sequences or workflow commands.
 func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stdout, stderr := inert.NewWriter(os.Stdout), inert.NewWriter(os.Stderr)
+	code := run(ctx, os.Args[1:], stdout, stderr)
 	stop()
+	_ = stdout.Flush()
+	_ = stderr.Flush()
 	os.Exit(code)
 }

@@ -43,3 +43,11 @@ const (
 
 // MaxEvents bounds one check's timeline, to keep reports small.
 const MaxEvents = 600
+
+// MaxTimelineText bounds the text of one check's timeline events
+// together: past it, events are counted, not kept.
+const MaxTimelineText = 64 << 10
+
+// MaxMessage bounds a check's message: what it quotes of a target is cut
+// there, with a note of the full length (inert.Bound).
+const MaxMessage = 8 << 10

@@ -55,8 +55,12 @@ const (
 	SessionExpiredReason  = "session_expired"
 )
 
-// maxBody bounds a JSON response body read into memory.
-const maxBody = 16 << 20
+// maxBody bounds a JSON response body read into memory, and
+// maxErrorBody the part of an error status's body that is kept.
+const (
+	maxBody      = 16 << 20
+	maxErrorBody = 64 << 10
+)
 
 // Client sends raw MCP requests to one endpoint.
 type Client struct {
@@ -123,8 +127,12 @@ func (m Message) IsResponse() bool { return m.Method == "" && (m.Result != nil |
 type Response struct {
 	Status int
 	Header http.Header
-	// Body is the raw body of a non-SSE response.
+	// Body is the raw body of a non-SSE response; of an error status, its
+	// first maxErrorBody bytes.
 	Body []byte
+	// BodyLeftOut counts the bytes of an error body past Body, read and
+	// dropped: nothing a check judges lies that far in.
+	BodyLeftOut int64
 	// Events are the SSE events of a text/event-stream response.
 	Events []sse.Event
 	// IsSSE reports a text/event-stream response.
@@ -272,7 +280,15 @@ func (c *Client) Do(req *http.Request) (*Response, error) {
 	defer resp.Body.Close()
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, IsSSE: IsSSE(resp), URL: resp.Request.URL.String()}
 	if !out.IsSSE {
-		out.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		if resp.StatusCode < 400 {
+			out.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+			return out, err
+		}
+		// An error body is read whole, to reuse the connection, but only
+		// its beginning is kept: a target's huge one costs no memory.
+		if out.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody)); err == nil {
+			out.BodyLeftOut, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+		}
 		return out, err
 	}
 	r := sse.NewReader(resp.Body)

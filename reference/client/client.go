@@ -62,11 +62,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	neturl "net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
 
 // Client is one MCP client. Its methods are safe for concurrent use.
@@ -92,6 +95,7 @@ type Client struct {
 	connected  bool
 	closed     bool
 	tok        string      // the static bearer token
+	withheld   string      // origin of a stored token not sent to url (see WithheldToken)
 	auth       *authorizer // OAuth tokens and flow; nil: none
 	recon      *reconnectOp
 	getCancel  context.CancelFunc // the standalone GET runner's
@@ -133,7 +137,14 @@ func New(opts Options) (*Client, error) {
 	if url == "" {
 		return nil, errors.New("no server URL given or stored")
 	}
-	if stored := st.get(KeyServerURL); stored != "" && stored != url {
+	storedURL := st.get(KeyServerURL)
+	// The token's origin is stored before the URL changes: a kill in
+	// between must not leave it to the new URL.
+	tok, withheld, err := bearerToken(st, opts.BearerToken, url, storedURL)
+	if err != nil {
+		return nil, err
+	}
+	if storedURL != "" && storedURL != url {
 		// OAuth tokens are bound to the server (the resource) too.
 		if err := st.removeAll(append([]string{KeyOAuth}, sessionKeys...)); err != nil {
 			return nil, persistErr("server change", err)
@@ -142,13 +153,8 @@ func New(opts Options) (*Client, error) {
 	if err := st.set(KeyServerURL, url); err != nil {
 		return nil, persistErr("server URL", err)
 	}
-	tok := opts.BearerToken
-	if tok != "" {
-		if err := st.set(KeyBearerToken, tok); err != nil {
-			return nil, persistErr("bearer token", err)
-		}
-	} else {
-		tok = st.get(KeyBearerToken)
+	if withheld != "" {
+		opts.Logger.Warn("stored bearer token not sent: it belongs to another origin", "token_origin", withheld, "url", origin(url))
 	}
 	c := &Client{
 		opts:       opts,
@@ -158,12 +164,12 @@ func New(opts Options) (*Client, error) {
 		clk:        opts.Clock,
 		idPrefix:   rand.Text()[:8],
 		tok:        tok,
+		withheld:   withheld,
 		status:     Disconnected,
 		watch:      map[string]bool{},
 		getChanged: make(chan struct{}),
 	}
 	c.proto.Store(opts.ProtocolVersion)
-	var err error
 	if c.auth, err = newAuthorizer(c, opts.OAuth); err != nil {
 		return nil, err
 	}
@@ -182,6 +188,71 @@ func New(opts Options) (*Client, error) {
 
 // URL returns the server URL.
 func (c *Client) URL() string { return c.url }
+
+// WithheldToken returns the origin (scheme://host:port) of the stored
+// bearer token when it is not the URL's: the token stays stored for its
+// origin and is not sent. "" if no token was withheld.
+func (c *Client) WithheldToken() string { return c.withheld }
+
+// bearerToken returns the static token for url: the given one, stored with
+// url's origin, else the stored one if it belongs to url's origin. A
+// stored token of another origin is not used; withheld names its origin
+// (unknownOrigin if none can be told).
+func bearerToken(st state, given, url, storedURL string) (tok, withheld string, err error) {
+	if given != "" {
+		if st.get(KeyBearerToken) == given && sameOrigin(st.get(KeyBearerOrigin), url) {
+			return given, "", nil
+		}
+		// Token first out, last in: a kill in between never pairs a token
+		// with another token's origin.
+		if err := st.set(KeyBearerToken, ""); err != nil {
+			return "", "", persistErr("bearer token", err)
+		}
+		if err := st.set(KeyBearerOrigin, origin(url)); err != nil {
+			return "", "", persistErr("bearer token", err)
+		}
+		if err := st.set(KeyBearerToken, given); err != nil {
+			return "", "", persistErr("bearer token", err)
+		}
+		return given, "", nil
+	}
+	stored := st.get(KeyBearerToken)
+	if stored == "" {
+		return "", "", nil
+	}
+	owner := st.get(KeyBearerOrigin)
+	if owner == "" && storedURL != "" {
+		// Stored before origins were: it went to the stored URL.
+		owner = origin(storedURL)
+		if err := st.set(KeyBearerOrigin, owner); err != nil {
+			return "", "", persistErr("bearer token origin", err)
+		}
+	}
+	switch {
+	case owner == "":
+		return "", unknownOrigin, nil
+	case !sameOrigin(owner, url):
+		return "", owner, nil
+	}
+	return stored, "", nil
+}
+
+// unknownOrigin is the withheld origin of a token stored with no URL.
+const unknownOrigin = "an unknown origin"
+
+// sameOrigin reports whether URLs a and b have the same scheme, host and
+// port, as the harness's redirect policy compares them.
+func sameOrigin(a, b string) bool {
+	ua, err := neturl.Parse(a)
+	if err != nil || ua.Host == "" {
+		return false
+	}
+	ub, err := neturl.Parse(b)
+	if err != nil || ub.Host == "" {
+		return false
+	}
+	return wire.SameOrigin(ua, ub)
+}
 
 // SessionID returns the current session id ("" before Connect).
 func (c *Client) SessionID() string {

@@ -63,7 +63,7 @@ func (c *Client) ClearTokens() error {
 	if c.auth != nil {
 		c.auth.forget()
 	}
-	if err := c.st.removeAll(append([]string{KeyBearerToken, KeyOAuth}, sessionKeys...)); err != nil {
+	if err := c.st.removeAll(append([]string{KeyBearerToken, KeyBearerOrigin, KeyOAuth}, sessionKeys...)); err != nil {
 		return persistErr("token removal", err)
 	}
 	return nil

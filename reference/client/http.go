@@ -230,6 +230,10 @@ func unexpected(a *answer) error {
 	if len(text) > 512 {
 		text = text[:512] + "..."
 	}
+	if loc, err := a.resp.Location(); err == nil && a.status >= 300 && a.status < 400 {
+		// Only a redirect the policy refused gets here (see Options.HTTPClient).
+		text = fmt.Sprintf("redirect to %s not followed: it leaves the origin %s (scheme, host and port), and neither the request nor its credentials do", loc.Redacted(), origin(a.resp.Request.URL.String()))
+	}
 	return &HTTPError{Status: a.status, Body: text, RPC: body.Error}
 }
 

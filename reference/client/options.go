@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"k8s.io/utils/clock"
 
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 )
 
@@ -58,7 +59,11 @@ type Options struct {
 	// scopes). Without it, a stored OAuth grant is still used and
 	// refreshed, but a 401 it cannot answer fails the request.
 	OAuth *OAuthOptions
-	// HTTPClient sends every request; nil means a new http.Client.
+	// HTTPClient sends every request; nil means a new http.Client. Without
+	// a CheckRedirect of its own it follows redirects only within the
+	// origin of the request (wire.RedirectPolicy): net/http would carry the
+	// Authorization header to another port of the host, and a token
+	// request's body to any host.
 	HTTPClient *http.Client
 	// ProtocolVersion is offered in initialize.
 	ProtocolVersion string
@@ -116,8 +121,13 @@ func (o Options) withDefaults() Options {
 	if o.Storage == nil {
 		o.Storage = storage.NewMemory()
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+	switch {
+	case o.HTTPClient == nil:
+		o.HTTPClient = &http.Client{CheckRedirect: wire.RedirectPolicy(true)}
+	case o.HTTPClient.CheckRedirect == nil:
+		hc := *o.HTTPClient
+		hc.CheckRedirect = wire.RedirectPolicy(true)
+		o.HTTPClient = &hc
 	}
 	if o.ProtocolVersion == "" {
 		o.ProtocolVersion = DefaultProtocolVersion

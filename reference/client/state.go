@@ -16,6 +16,7 @@ const (
 	KeySessionAuth     = "mcp_session_auth" // "bearer" if the session was made with a token
 	KeyProtocolVersion = "mcp_protocol_version"
 	KeyBearerToken     = "mcp_bearer_token"
+	KeyBearerOrigin    = "mcp_bearer_origin" // scheme://host:port the bearer token is for; sent nowhere else
 	KeyLastEventID     = "mcp_last_event_id" // of the standalone GET stream
 	KeyInFlight        = "mcp_inflight"      // JSON object: request id -> InFlightCall
 	KeyLastResult      = "mcp_last_result"   // JSON LastResult

@@ -32,7 +32,10 @@ type Log struct {
 	tailSize int
 	dropped  int
 	events   []report.Event
-	// lost counts the events past report.MaxEvents.
+	// text is the length of the events' texts, kept within
+	// report.MaxTimelineText.
+	text int
+	// lost counts the events past report.MaxEvents or that text bound.
 	lost   int
 	groups groups
 	// seq numbers the HTTP exchanges of every Recorder on the log.
@@ -87,7 +90,8 @@ func (l *Log) Add(ev *report.Event, line string) {
 	at := time.Since(l.start).Seconds()
 	switch {
 	case ev == nil:
-	case len(l.events) < report.MaxEvents:
+	case len(l.events) < report.MaxEvents && l.text+len(ev.Text) <= report.MaxTimelineText:
+		l.text += len(ev.Text)
 		e := *ev
 		e.At = float64(time.Duration(at*1e9).Round(time.Millisecond)) / 1e9
 		l.events = append(l.events, e)

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -65,16 +66,22 @@ func HeaderSummary(h http.Header, names []string) string {
 	return b.String()
 }
 
-// AuthSummary says which bearer token was used without printing it whole.
+// AuthSummary says which credential was sent without any of it: the
+// scheme, then the credential's length and the first 8 hex digits of its
+// SHA-256, enough to tell two tokens apart in a log.
 func AuthSummary(h http.Header) string {
 	v := h.Get("Authorization")
 	if v == "" {
 		return ""
 	}
-	if len(v) > 12 {
-		v = v[:12] + "…"
+	scheme, cred, ok := strings.Cut(v, " ")
+	if !ok {
+		scheme, cred = "", v
+	} else {
+		scheme += " "
 	}
-	return fmt.Sprintf(" Authorization=%q", v)
+	sum := sha256.Sum256([]byte(cred))
+	return fmt.Sprintf(" Authorization=%q (%d bytes, sha256 %x)", scheme+"…", len(cred), sum[:4])
 }
 
 // bodyLogger logs a response body line by line as it is read: SSE fields

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -109,8 +110,9 @@ func excerptOf(resp *wire.Response) string {
 		}
 		b = []byte(strings.TrimSpace(sb.String()))
 	}
-	if len(b) > 300 {
-		return strings.ToValidUTF8(string(b[:300]), "") + "…"
+	total := int64(len(b)) + resp.BodyLeftOut
+	if total > 300 {
+		return fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(string(b[:min(len(b), 300)]), ""), total)
 	}
 	return string(b)
 }
