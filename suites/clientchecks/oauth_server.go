@@ -21,6 +21,8 @@ import (
 	"github.com/go-oauth2/oauth2/v4/store"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
 // oauthUser is the one user the authorization server knows; it approves
@@ -312,10 +314,5 @@ func (a *oauthAS) issued() []oauthGrant {
 	return append([]oauthGrant(nil), a.grants...)
 }
 
-// short abbreviates a token for the log.
-func short(tok string) string {
-	if len(tok) > 10 {
-		return tok[:10] + "…"
-	}
-	return tok
-}
+// short stands for a token in the log, showing none of it.
+func short(tok string) string { return "token " + kit.Fingerprint(tok) }

@@ -80,8 +80,14 @@ func AuthSummary(h http.Header) string {
 	} else {
 		scheme += " "
 	}
+	return fmt.Sprintf(" Authorization=%q %s", scheme+"…", Fingerprint(cred))
+}
+
+// Fingerprint stands for a credential in a log: its length and the start
+// of its SHA-256, which tell two apart and show none of either.
+func Fingerprint(cred string) string {
 	sum := sha256.Sum256([]byte(cred))
-	return fmt.Sprintf(" Authorization=%q (%d bytes, sha256 %x)", scheme+"…", len(cred), sum[:4])
+	return fmt.Sprintf("(%d bytes, sha256 %x)", len(cred), sum[:4])
 }
 
 // bodyLogger logs a response body line by line as it is read: SSE fields
