@@ -1,12 +1,14 @@
 package action
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"sigs.k8s.io/yaml"
 
@@ -213,21 +216,47 @@ func (r *runner) run(t *testing.T, env map[string]string, args ...string) (int, 
 // outputs reads the step outputs run.sh wrote.
 func (r *runner) outputs(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open(r.output)
+	data, err := os.ReadFile(r.output)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "=")
-		if !ok {
-			t.Fatalf("GITHUB_OUTPUT line %q", sc.Text())
-		}
-		out[k] = v
+	out, err := parseOutputs(string(data))
+	if err != nil {
+		t.Fatalf("GITHUB_OUTPUT: %v\n%s", err, data)
 	}
 	return out
+}
+
+// parseOutputs reads a GITHUB_OUTPUT file as the runner does: NAME=VALUE
+// lines and NAME<<DELIMITER blocks, a later value for a name replacing an
+// earlier one.
+func parseOutputs(text string) (map[string]string, error) {
+	out := map[string]string{}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if line == "" {
+			continue
+		}
+		eq, heredoc := strings.Index(line, "="), strings.Index(line, "<<")
+		switch {
+		case eq > 0 && (heredoc < 0 || eq < heredoc):
+			out[line[:eq]] = line[eq+1:]
+		case heredoc > 0:
+			name, delim := line[:heredoc], line[heredoc+2:]
+			var value []string
+			for i++; i < len(lines) && lines[i] != delim; i++ {
+				value = append(value, lines[i])
+			}
+			if i == len(lines) {
+				return nil, fmt.Errorf("%s: no closing delimiter %q", name, delim)
+			}
+			out[name] = strings.Join(value, "\n")
+		default:
+			return nil, fmt.Errorf("line %q is neither NAME=VALUE nor NAME<<DELIMITER", line)
+		}
+	}
+	return out, nil
 }
 
 func (r *runner) summaryText(t *testing.T) string {
@@ -429,9 +458,12 @@ func TestE2EActionBrokenFixture(t *testing.T) {
 	}
 }
 
-// TestActionInputErrors: inputs that do not fit the mode stop the step
-// (exit 2) before anything is built, saying which input is wrong.
+// TestActionInputErrors: inputs that do not fit the mode, or are not what
+// they may be, stop the step (exit 2) before anything is built, saying
+// which input is wrong. The message shows the input on one line, so its
+// text issues no workflow command, and the job summary shows it as text.
 func TestActionInputErrors(t *testing.T) {
+	forged := "\n::error::forged\r::set-output name=pass::999\n##[set-output name=fail;]0\n![beacon](https://evil.example/b.png)"
 	for _, tc := range []struct {
 		env  map[string]string
 		want string
@@ -441,13 +473,309 @@ func TestActionInputErrors(t *testing.T) {
 		{map[string]string{"INPUT_MODE": "client", "INPUT_CHECK_SET": "spec"}, "check-set is for mode: server"},
 		{map[string]string{"INPUT_CLIENT_COMMAND": "node c.mjs"}, "client-command is for mode: client"},
 		{map[string]string{"INPUT_STRICT": "yes"}, "strict must be true or false"},
+		{map[string]string{"INPUT_MODE": "client", "INPUT_STRICT": "yes"}, "strict must be true or false"},
 		{map[string]string{"INPUT_ARGS": `--focus 'x`}, "args: cannot split"},
+		{map[string]string{"INPUT_ARGS": "--focus 'x\n::error::forged\n  ::set-output name=pass::999 ##[set-output name=fail;]0"}, "args: cannot split"},
+		{map[string]string{"INPUT_ARGS": "--focus \x1b[2Jx"}, "args: a control character"},
+		{map[string]string{"INPUT_MODE": "server" + forged}, "mode must be server or client, got 'server?::error::forged?::set-output name=pass::999?#\\#[set-output name=fail;]0?![beacon]"},
+		{map[string]string{"INPUT_CHECK_SET": "some"}, "check-set must be spec, resilience or all, got 'some'"},
+		{map[string]string{"INPUT_PROTOCOL_VERSION": "2025-11-25,latest"}, "protocol-version: 'latest' is not a revision (YYYY-MM-DD), all or auto"},
+		{map[string]string{"INPUT_PROTOCOL_VERSION": "2025-11-25\n2025-11-25/../../x"}, "protocol-version: '2025-11-25/../../x' is not a revision"},
+		{map[string]string{"INPUT_REPORTS": "out" + forged}, "reports: a control character"},
+		{map[string]string{"INPUT_URL": "http://127.0.0.1:1/mcp" + forged}, "url: a control character"},
+		{map[string]string{"INPUT_URL": "http://127.0.0.1:1/mcp --strict"}, "url: white space"},
+		{map[string]string{"INPUT_SERVER_COMMAND": "node s.js {port}\r::error::forged", "INPUT_URL": "http://127.0.0.1:{port}/mcp"}, "server-command: a control character"},
+		{map[string]string{"INPUT_MODE": "client", "INPUT_CLIENT_COMMAND": "node c.mjs\x01"}, "client-command: a control character"},
+		{map[string]string{"INPUT_TARGET_PROFILE": "p.yaml" + forged}, "target-profile: a control character"},
+		{map[string]string{"INPUT_TARGET_CONFIG": "p.yaml" + forged}, "target-config: a control character"},
+		{map[string]string{"INPUT_EXPECTED_FAILURES": "e.txt" + forged}, "expected-failures: a control character"},
+		{map[string]string{"INPUT_DOCS_URL": "https://x.example/)![b](https://evil.example/b.png"}, "docs-url must be an http(s) URL"},
+		{map[string]string{"INPUT_DOCS_URL": "javascript:alert(1)"}, "docs-url must be an http(s) URL"},
 	} {
 		r := newRunner(t)
 		code, out := r.run(t, tc.env)
 		if code != 2 || !strings.Contains(out, tc.want) || strings.Contains(out, "building") {
-			t.Errorf("%v: exit %d, want 2 with %q and no build:\n%s", tc.env, code, tc.want, out)
+			t.Errorf("%q: exit %d, want 2 with %q and no build:\n%s", tc.env, code, tc.want, out)
 		}
-		wantContains(t, "job summary", r.summaryText(t), tc.want)
+		if c := workflowCommands(out); len(c) > 0 {
+			t.Errorf("%q: the input's text issues workflow commands %q:\n%s", tc.env, c, out)
+		}
+		if o := r.outputs(t); o["exit-code"] != "2" || len(o) != 1 {
+			t.Errorf("%q: outputs %q, want exit-code 2 alone", tc.env, o)
+		}
+		wantInertSummary(t, r.summaryText(t), "❌ mcp-conform: setup error", tc.want)
+	}
+}
+
+// TestActionOutputsEncoded: every output is written as a NAME<<DELIMITER
+// block, so a value with a newline cannot add outputs of its own.
+func TestActionOutputsEncoded(t *testing.T) {
+	r := newRunner(t)
+	temp := runnerTemp + "\npass=999\nextra=1"
+	if code, out := r.run(t, map[string]string{"RUNNER_TEMP": temp}, "cache"); code != 0 {
+		t.Fatalf("run.sh cache: exit %d\n%s", code, out)
+	}
+	o := r.outputs(t)
+	if len(o) != 3 || o["gomodcache"] != temp+"/mcp-conform-go/mod" || o["gocache"] != temp+"/mcp-conform-go/build" {
+		t.Errorf("outputs %q, want gomodcache, gocache and key, the paths whole", o)
+	}
+}
+
+// TestActionProtocolVersionTraversal: a protocol-version entry that is not
+// a revision (or all, auto) stops the step before anything is built: no
+// folder outside the reports folder is touched.
+func TestActionProtocolVersionTraversal(t *testing.T) {
+	r := newRunner(t)
+	victim := filepath.Join(r.work, "victim")
+	if err := os.Mkdir(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(victim, "summary.md"), []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := r.run(t, map[string]string{"INPUT_PROTOCOL_VERSION": "2025-11-25, ../victim"})
+	if code != 2 || !strings.Contains(out, "protocol-version") || strings.Contains(out, "building") {
+		t.Errorf("exit %d, want 2 with a protocol-version error and no build:\n%s", code, out)
+	}
+	if data, err := os.ReadFile(filepath.Join(victim, "summary.md")); err != nil || string(data) != "keep me\n" {
+		t.Errorf("victim/summary.md: %q, %v; want it untouched", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(victim, "mcp-conform.log")); !os.IsNotExist(err) {
+		t.Errorf("victim/mcp-conform.log written outside the reports folder (%v)", err)
+	}
+}
+
+// TestActionReportsNewline: a newline in the reports input cannot append
+// outputs of its own (pass=999, exit-code=0 after the real values): the
+// step stops with a usage error, which exit-code says.
+func TestActionReportsNewline(t *testing.T) {
+	r := newRunner(t)
+	code, out := r.run(t, map[string]string{
+		"INPUT_REPORTS": "out\npass=999\nexit-code=0",
+		// An unreachable target: the run's own exit status is 2.
+		"INPUT_URL":  "http://127.0.0.1:1/mcp",
+		"INPUT_ARGS": "--focus '^SESS-ID-CHARS$'",
+	})
+	if code != 2 || !strings.Contains(out, "reports") || strings.Contains(out, "building") {
+		t.Errorf("exit %d, want 2 with a reports error and no build:\n%s", code, out)
+	}
+	if o := r.outputs(t); o["pass"] == "999" || o["exit-code"] != "2" {
+		t.Errorf("outputs %q, want exit-code 2 and no pass=999", o)
+	}
+}
+
+// workflowCommands returns the lines of a step's console output that the
+// runner would take for workflow commands (::name:: after leading white
+// space, or ##[name] anywhere; it splits lines at CR too), other than the
+// script's own: group, endgroup and a stop-commands span, inside which
+// nothing is a command until the span's token.
+func workflowCommands(console string) []string {
+	var found []string
+	token := ""
+	for _, line := range regexp.MustCompile(`\r\n|\r|\n`).Split(console, -1) {
+		line = strings.TrimLeftFunc(line, unicode.IsSpace)
+		switch {
+		case token != "":
+			if line == "::"+token+"::" {
+				token = ""
+			}
+		case strings.HasPrefix(line, "::stop-commands::") && len(line) >= len("::stop-commands::")+16:
+			token = strings.TrimPrefix(line, "::stop-commands::")
+		case strings.HasPrefix(line, "::group::mcp-conform "), line == "::endgroup::":
+		case strings.HasPrefix(line, "::"), strings.Contains(line, "##["):
+			found = append(found, line)
+		}
+	}
+	return found
+}
+
+// cmarkGFM is the CommonMark/GFM renderer the job summary tests use:
+// Debian's cmark-gfm, which CI installs.
+const cmarkGFM = "cmark-gfm"
+
+// renderGFM renders Markdown as GitHub would, with cmark-gfm and its GFM
+// extensions; raw HTML is kept, so that any that got through shows. It
+// returns false when cmark-gfm is not installed.
+func renderGFM(t *testing.T, markdown string) (string, bool) {
+	t.Helper()
+	path, err := exec.LookPath(cmarkGFM)
+	if err != nil {
+		return "", false
+	}
+	cmd := exec.Command(path, "--unsafe", "-e", "table", "-e", "autolink", "-e", "strikethrough", "-e", "tasklist", "-t", "html")
+	cmd.Stdin = strings.NewReader(markdown)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cmark-gfm: %v", err)
+	}
+	return string(out), true
+}
+
+// inertSection matches a job summary rendered as one heading and one code
+// block, with no other element: what a section of untrusted text must
+// render as.
+var inertSection = regexp.MustCompile(`^<h3>([^<]*)</h3>\n<pre><code>([^<]*)</code></pre>\n$`)
+
+// wantInertSummary checks that the job summary renders as the heading
+// want and a code block that shows each of literals as it is, and that it
+// holds no control character.
+func wantInertSummary(t *testing.T, summary, heading string, literals ...string) {
+	t.Helper()
+	if i := strings.IndexFunc(summary, func(r rune) bool {
+		return r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r))
+	}); i >= 0 {
+		t.Errorf("job summary has control character %q at %d:\n%q", summary[i:i+1], i, summary)
+	}
+	if len(summary) > 8<<10 {
+		t.Errorf("job summary is %d bytes, want at most 8 KiB", len(summary))
+	}
+	out, ok := renderGFM(t, summary)
+	if !ok {
+		t.Logf("%s not installed (apt-get install cmark-gfm): the job summary is not rendered", cmarkGFM)
+		return
+	}
+	m := inertSection.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the job summary renders as more than a heading and a code block:\n%s\nfrom:\n%s", out, summary)
+	}
+	if got := html.UnescapeString(m[1]); got != heading {
+		t.Errorf("heading %q, want %q", got, heading)
+	}
+	code := html.UnescapeString(m[2])
+	for _, l := range literals {
+		if !strings.Contains(code, l) {
+			t.Errorf("the code block lacks %q:\n%s", l, code)
+		}
+	}
+}
+
+// hostile is what a hostile target says as it fails: Markdown that would
+// close a code fence and render a passing heading, a tracking image, a
+// table and links; raw HTML; a lone CR (a Markdown line ending); terminal
+// escapes, a C1 control and a bidi override; workflow commands.
+var hostile = strings.Join([]string{
+	"",
+	"```",
+	"</code></pre><h1>pwned</h1>",
+	"### ✅ mcp-conform server: PASSED",
+	"![beacon](https://evil.example/beacon.png)",
+	`<img src="https://evil.example/pixel.gif">`,
+	"| check | verdict |",
+	"|---|---|",
+	"| ALL | ✅ pass |",
+	"[details](https://evil.example/) www.evil.example",
+	"ok\r## CR heading",
+	"\x1b[32mgreen\x1b[0m \u0085next \u202egnirts",
+	"::error::forged",
+	"::set-output name=pass::999",
+	"##[set-output name=fail;]0",
+	"  ::endgroup::",
+	"~~~~~~",
+}, "\n")
+
+// hostileLiterals are parts of hostile that the job summary must show as
+// they are.
+var hostileLiterals = []string{
+	"```\n", "</code></pre><h1>pwned</h1>", "### ✅ mcp-conform server: PASSED", "![beacon](https://evil.example/beacon.png)",
+	`<img src="https://evil.example/pixel.gif">`, "| ALL | ✅ pass |", "[details](https://evil.example/) www.evil.example", "## CR heading",
+}
+
+// TestE2EActionHostileTarget: a target that fails before any check, with
+// text meant to forge the job summary and workflow commands: the summary
+// shows its words in a code block it cannot leave, and the console
+// carries no command of its.
+func TestE2EActionHostileTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds mcp-conform and runs it")
+	}
+	if _, err := exec.LookPath(cmarkGFM); err != nil {
+		t.Skip("cmark-gfm not installed (apt-get install cmark-gfm): cannot render the job summary")
+	}
+	// A server that answers initialize with an error carrying hostile.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(req.Body).Decode(&msg)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32000, "message": hostile}})
+	}))
+	defer srv.Close()
+	// A server command that writes hostile bytes and exits.
+	output := filepath.Join(t.TempDir(), "output")
+	if err := os.WriteFile(output, []byte(hostile+"\n\x00nul \xff\xfe not UTF-8\x7f"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, inputs := range map[string]map[string]string{
+		"initialize error": {"INPUT_URL": srv.URL + "/mcp"},
+		"server output":    {"INPUT_SERVER_COMMAND": fmt.Sprintf("cat '%s'; : {port}; exit 1", output), "INPUT_URL": "http://127.0.0.1:{port}/mcp"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			inputs["INPUT_PROTOCOL_VERSION"] = "2025-11-25"
+			r := newRunner(t)
+			code, out := r.run(t, inputs)
+			if code != 2 || !strings.Contains(out, "### ✅ mcp-conform server: PASSED") {
+				t.Fatalf("exit %d, want 2, with the target's text in the log:\n%s", code, out)
+			}
+			if o := r.outputs(t); o["exit-code"] != "2" || o["pass"] != "0" {
+				t.Errorf("outputs %q", o)
+			}
+			if c := workflowCommands(out); len(c) > 0 {
+				t.Errorf("the target's text issues workflow commands %q:\n%s", c, out)
+			}
+			wantInertSummary(t, r.summaryText(t), "❌ mcp-conform server (protocol 2025-11-25): exit 2, no report", hostileLiterals...)
+		})
+	}
+}
+
+// TestActionInert: lib.sh's section renders any bytes as one heading and
+// one code block of bounded lines, with control, C1, invisible and
+// bidirectional formatting characters shown as '?', whatever the
+// harness's own escaping leaves in its log.
+func TestActionInert(t *testing.T) {
+	lib, err := filepath.Abs("lib.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "\n```\n" + hostile + "\n````````` ~~~~~~~~~\n        ## indented\n\tx\n" +
+		"nul\x00 cr\r## CR heading\r\nff\f vt\v esc\x1b[2J c1\u0085\u009b bidi\u202e\u2066 zw\u200b\u2028 bom\ufeff ok é…\n" +
+		"bad \xff\xfe utf-8\n" + strings.Repeat("y", 1000) + "\n```"
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	cmd := exec.Command("bash", "-c", `. "$1" && section "❌ heading"`, "bash", lib)
+	cmd.Env = append(os.Environ(), "GITHUB_STEP_SUMMARY="+summary)
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("section: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if len(line) > 4+300 {
+			t.Errorf("a line of %d bytes, want at most 300 and the indent", len(line))
+		}
+	}
+	wantInertSummary(t, string(data), "❌ heading", append(hostileLiterals, "nul? cr?## CR heading?", "ff? vt? esc?[2J c1?? bidi?? zw?? bom? ok é…",
+		"````````` ~~~~~~~~~\n        ## indented\n\tx\n", strings.Repeat("y", 300)+"\n")...)
+}
+
+// TestActionShown: shown quotes a value on one line that no workflow
+// command can start in, and bounds it.
+func TestActionShown(t *testing.T) {
+	lib, err := filepath.Abs("lib.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		"both":                          "'both'",
+		"x\n::error::a\r  ::warning::b": "'x?::error::a?  ::warning::b'",
+		"a ##[error]b ###[c":            `'a #\#[error]b ##\#[c'`,
+		strings.Repeat("z", 300):        "'" + strings.Repeat("z", 199) + "…'",
+	} {
+		out, err := exec.Command("bash", "-c", `. "$1" && shown "$2"`, "bash", lib, in).CombinedOutput()
+		if err != nil || string(out) != want {
+			t.Errorf("shown %q = %q (%v), want %q", in, out, err, want)
+		}
 	}
 }

@@ -9,16 +9,15 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=action/lib.sh
+. "$root/action/lib.sh"
 
-# output NAME VALUE sets a step output.
-output() { printf '%s=%s\n' "$1" "$2" >>"${GITHUB_OUTPUT:-/dev/null}"; }
-
-# summary appends Markdown to the job summary.
-summary() { cat >>"${GITHUB_STEP_SUMMARY:-/dev/null}"; }
-
+# die stops the step with a usage or setup error. Its message quotes
+# inputs with shown.
 die() {
 	echo "mcp-conform action: $*" >&2
-	printf '### ❌ mcp-conform: %s\n' "$*" | summary
+	printf '%s\n' "$*" | section "❌ mcp-conform: setup error"
+	output exit-code 2
 	exit 2
 }
 
@@ -41,6 +40,48 @@ reports=${INPUT_REPORTS:-mcp-conform-reports}
 strict=${INPUT_STRICT:-false}
 check_set=${INPUT_CHECK_SET:-all}
 
+# Every input is checked before any is used, against what it may be.
+case "$mode" in server | client) ;; *) die "mode must be server or client, got $(shown "$mode")" ;; esac
+case "$strict" in true | false) ;; *) die "strict must be true or false, got $(shown "$strict")" ;; esac
+case "$check_set" in spec | resilience | all) ;; *) die "check-set must be spec, resilience or all, got $(shown "$check_set")" ;; esac
+
+# plain NAME VALUE [lines] stops the step if VALUE holds a control
+# character; with lines, tabs and newlines are allowed (a command or
+# arguments may span lines).
+plain() {
+	local v=$2
+	[ -z "${3:-}" ] || v=${v//[$'\t\n']/}
+	case "$v" in *[[:cntrl:]]*) die "$1: a control character in $(shown "$2")" ;; esac
+}
+plain reports "$reports"
+plain url "${INPUT_URL:-}"
+case "${INPUT_URL:-}" in *[[:space:]]*) die "url: white space in $(shown "$INPUT_URL")" ;; esac
+plain target-profile "${INPUT_TARGET_PROFILE:-}"
+plain target-config "${INPUT_TARGET_CONFIG:-}"
+plain expected-failures "${INPUT_EXPECTED_FAILURES:-}"
+plain server-command "${INPUT_SERVER_COMMAND:-}" lines
+plain client-command "${INPUT_CLIENT_COMMAND:-}" lines
+plain args "${INPUT_ARGS:-}" lines
+
+# docs_url URL: URL is an http(s) URL of characters that need no escaping
+# in a Markdown link.
+docs_url() {
+	local re='^https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]+$'
+	[[ $1 =~ $re ]]
+}
+[ -z "${INPUT_DOCS_URL:-}" ] || docs_url "$INPUT_DOCS_URL" ||
+	die "docs-url must be an http(s) URL of letters, digits and -._~:/?#@!\$&*+,;=%, got $(shown "$INPUT_DOCS_URL")"
+
+# One run per protocol version (separated by commas or white space): each
+# a revision, all or auto, as each names a reports folder.
+protocols=${INPUT_PROTOCOL_VERSION:-}
+read -r -d '' -a versions <<<"${protocols//,/ }" || true
+for v in ${versions[@]+"${versions[@]}"}; do
+	[[ $v =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || [ "$v" = all ] || [ "$v" = auto ] ||
+		die "protocol-version: $(shown "$v") is not a revision (YYYY-MM-DD), all or auto"
+done
+[ "${#versions[@]}" -gt 0 ] || versions=("")
+
 # The command line shared by every version's run.
 args=()
 case "$mode" in
@@ -51,11 +92,7 @@ server)
 	profile=${INPUT_TARGET_PROFILE:-${INPUT_TARGET_CONFIG:-}} # target-config: its earlier name
 	[ -z "$profile" ] || args+=(--target-profile "$profile")
 	args+=(--checks "$check_set")
-	case "$strict" in
-	true) args+=(--strict) ;;
-	false | "") ;;
-	*) die "strict must be true or false, got '$strict'" ;;
-	esac
+	[ "$strict" = false ] || args+=(--strict)
 	;;
 client)
 	for v in URL SERVER_COMMAND TARGET_PROFILE TARGET_CONFIG; do
@@ -66,7 +103,6 @@ client)
 	[ "$strict" != true ] || die "strict is for mode: server (client checks are all required)"
 	[ -z "${INPUT_CLIENT_COMMAND:-}" ] || args+=(--command "$INPUT_CLIENT_COMMAND")
 	;;
-*) die "mode must be server or client, got '$mode'" ;;
 esac
 [ -z "${INPUT_EXPECTED_FAILURES:-}" ] || args+=(--expected-failures "$INPUT_EXPECTED_FAILURES")
 
@@ -87,13 +123,14 @@ elif [ -z "$docs" ] && [ -n "${GITHUB_WORKSPACE:-}" ] && [ -n "${GITHUB_REPOSITO
 		;;
 	esac
 fi
-[ -z "$docs" ] || args+=(--docs-url "$docs")
+# A ref whose name Markdown would read leaves the links relative.
+[ -z "$docs" ] || ! docs_url "$docs" || args+=(--docs-url "$docs")
 
 # Extra arguments, split as a shell would split them (quotes kept, nothing
 # expanded).
-if [ -n "${INPUT_ARGS//[[:space:]]/}" ]; then
+if [ -n "${INPUT_ARGS:-}" ] && [ -n "${INPUT_ARGS//[[:space:]]/}" ]; then
 	split=$(mktemp)
-	printf '%s' "$INPUT_ARGS" | xargs printf '%s\0' >"$split" || die "args: cannot split '$INPUT_ARGS' (unbalanced quotes?)"
+	printf '%s' "$INPUT_ARGS" | xargs printf '%s\0' >"$split" || die "args: cannot split $(shown "$INPUT_ARGS") (unbalanced quotes?)"
 	while IFS= read -r -d '' a; do args+=("$a"); done <"$split"
 	rm -f "$split"
 fi
@@ -114,11 +151,6 @@ fi
 (cd "$root" && env "${build_env[@]}" go build -ldflags "$ldflags" -o "$bin" ./cmd/mcp-conform) || die "go build of mcp-conform failed (see the log)"
 "$bin" version
 
-# One run per protocol version, each in a folder of its own when there
-# are several.
-read -r -a versions <<<"$(printf '%s' "${INPUT_PROTOCOL_VERSION:-}" | tr ',' ' ')"
-[ "${#versions[@]}" -gt 0 ] || versions=("")
-
 # count FILE KEY reads a number from the JSON report's top level or its
 # counts object (the document is indented by mcp-conform: two spaces a
 # level).
@@ -135,24 +167,26 @@ status=0
 for v in "${versions[@]}"; do
 	dir=$reports
 	[ "${#versions[@]}" -eq 1 ] || dir="$reports/$v"
-	mkdir -p "$dir" || die "cannot create the reports folder $dir"
+	mkdir -p -- "$dir" || die "cannot create the reports folder $(shown "$dir")"
 	run=("$bin" "$mode" ${args[@]+"${args[@]}"} --junit "$dir/junit.xml" --json "$dir/mcp-conform.json" --html "$dir/report.html" --markdown "$dir/summary.md" --badge "$dir/badge.json")
 	[ -z "$v" ] || run+=(--protocol-version "$v")
-	rm -f "$dir/mcp-conform.json" "$dir/summary.md"
+	rm -f -- "$dir/mcp-conform.json" "$dir/summary.md"
 	echo "::group::mcp-conform $mode${v:+ (protocol $v)}"
-	"${run[@]}" 2>&1 | tee "$dir/mcp-conform.log"
+	# The target's words reach the log: no workflow command in them runs.
+	token=$(random)
+	echo "::stop-commands::$token"
+	"${run[@]}" 2>&1 | tee -- "$dir/mcp-conform.log"
 	code=${PIPESTATUS[0]}
+	# On a line of its own, even after output that ended without a newline.
+	[ -z "$(tail -c 1 -- "$dir/mcp-conform.log")" ] || echo
+	echo "::$token::"
 	echo "::endgroup::"
 	echo "mcp-conform $mode${v:+ (protocol $v)}: exit $code"
 	if [ -s "$dir/summary.md" ]; then
 		summary <"$dir/summary.md"
 	else
-		{
-			printf '### ❌ mcp-conform %s%s: exit %s, no report\n\n' "$mode" "${v:+ (protocol $v)}" "$code"
-			printf '```\n'
-			tail -n 20 "$dir/mcp-conform.log" | cut -c1-300
-			printf '```\n'
-		} | summary
+		# The end of the log, which the target writes: inert, and bounded.
+		tail -n 20 -- "$dir/mcp-conform.log" | section "❌ mcp-conform $mode${v:+ (protocol $v)}: exit $code, no report"
 	fi
 	if [ -s "$dir/mcp-conform.json" ]; then
 		for k in $keys; do
@@ -163,15 +197,18 @@ for v in "${versions[@]}"; do
 	[ "$code" -le "$status" ] || status=$code
 done
 
-output pass "$total_pass"
-output fail "$total_fail"
-output warn "$total_warn"
-output skip "$total_skip"
-output inconclusive "$total_inconclusive"
-output blocked "$total_blocked"
-output stale "$total_stale"
-output expected-failure "$total_expected_failure"
-output defects "$total_defects"
-output exit-code "$status"
-output reports "$reports"
+# shellcheck disable=SC2154 # the totals are set with printf -v
+{
+	output pass "$total_pass"
+	output fail "$total_fail"
+	output warn "$total_warn"
+	output skip "$total_skip"
+	output inconclusive "$total_inconclusive"
+	output blocked "$total_blocked"
+	output stale "$total_stale"
+	output expected-failure "$total_expected_failure"
+	output defects "$total_defects"
+	output exit-code "$status"
+	output reports "$reports"
+}
 exit "$status"
