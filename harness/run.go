@@ -282,7 +282,7 @@ func (o *Options) suggest(ctx context.Context, run *report.Run, version string, 
 		fmt.Fprintf(stdout, "No suggested profile written: %v\n", err)
 		return
 	}
-	if err := os.WriteFile(o.SuggestProfile, []byte(suggestedProfile(o.URL, tools, missing, time.Now())), 0o644); err != nil {
+	if err := WriteFile(o.SuggestProfile, []byte(suggestedProfile(o.URL, tools, missing, time.Now())), 0o644, true); err != nil {
 		fmt.Fprintf(stdout, "No suggested profile written: %v\n", err)
 		return
 	}

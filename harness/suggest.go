@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
@@ -106,6 +109,9 @@ func listTools(ctx context.Context, url, version string, cfg *target.Profile) ([
 			return nil, fmt.Errorf("tools/list result: %w", err)
 		}
 		tools = append(tools, page.Tools...)
+		if len(tools) > maxTools { // bound lists the first maxTools and says so
+			break
+		}
 		if page.NextCursor == "" || page.NextCursor == cursor {
 			break
 		}
@@ -232,13 +238,88 @@ func (en enabling) String() string {
 // wroteProfile says where the suggested profile went.
 const wroteProfile = "A profile to edit, with the tools the server advertises: %s\n"
 
+// Bounds on what a suggestion takes from the target's tools/list, so
+// that a huge or hostile list still makes a profile one can read; what is
+// left out is noted in the profile.
+const (
+	maxTools   = 200
+	maxNameLen = 256 // bytes, of a tool or argument name (MCP asks for at most 128 characters)
+	maxArgs    = 32  // argument names shown for a tool
+	maxDescLen = 4096
+)
+
+// bound keeps the first maxTools tools with a name of 1 to maxNameLen
+// bytes, and of each its first maxArgs argument names of at most
+// maxNameLen bytes; notes say what it left out.
+func bound(tools []advertisedTool) (kept []advertisedTool, notes []string) {
+	if len(tools) > maxTools {
+		tools = tools[:maxTools]
+		notes = append(notes, fmt.Sprintf("The server listed more than %d tools: the rest are left out.", maxTools))
+	}
+	names, args := 0, 0
+	for _, t := range tools {
+		if t.Name == "" || len(t.Name) > maxNameLen {
+			names++
+			continue
+		}
+		all := t.args()
+		props := make(map[string]json.RawMessage, min(len(all), maxArgs))
+		for _, a := range all {
+			if len(a) > maxNameLen || len(props) == maxArgs {
+				args++
+				continue
+			}
+			props[a] = t.InputSchema.Properties[a]
+		}
+		t.InputSchema.Properties = props
+		// The description only picks candidates; it is not written.
+		t.Description = t.Description[:min(len(t.Description), maxDescLen)]
+		kept = append(kept, t)
+	}
+	if names > 0 {
+		notes = append(notes, fmt.Sprintf("%d %s left out: a name empty or longer than %d bytes.", names, plural(names, "tool", "tools"), maxNameLen))
+	}
+	if args > 0 {
+		notes = append(notes, fmt.Sprintf("%d argument %s left out: longer than %d bytes, or past a tool's first %d.", args, plural(args, "name", "names"), maxNameLen, maxArgs))
+	}
+	return kept, notes
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// QuoteYAML is s as a YAML double-quoted scalar, written by the YAML
+// encoder: one line, with every line break and control character escaped,
+// read back as s in any context, and safe inside a comment. Text a target
+// sends goes into a profile only through it (or argsOf), so that none can
+// end a comment or start a key.
+func QuoteYAML(s string) string {
+	b, err := yaml.Marshal(quotedNode(s))
+	if err != nil {
+		// Not expected of valid UTF-8; Go's ASCII quoting uses only
+		// escapes YAML's double quotes share.
+		return strconv.QuoteToASCII(s)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+func quotedNode(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: strings.ToValidUTF8(s, "\uFFFD")}
+}
+
 // suggestedProfile renders a target profile to edit: the advertised tools,
 // likely candidates for the notifying and stateful tools, and every other
 // key commented out with what it is for. It parses as it is (all keys
-// commented out) and after any block is uncommented and filled in.
+// commented out) and after any block is uncommented and filled in. Every
+// name the target sent is a YAML value of its own (QuoteYAML).
 func suggestedProfile(url string, tools []advertisedTool, missing enabling, now time.Time) string {
+	tools, notes := bound(tools)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Target profile suggested by mcp-conform for %s on %s.\n", url, now.UTC().Format(time.DateOnly))
+	fmt.Fprintf(&b, "# Target profile suggested by mcp-conform for %s on %s.\n", QuoteYAML(url), now.UTC().Format(time.DateOnly))
 	b.WriteString("# Every key is commented out: uncomment what is true of the server and fill it in,\n")
 	b.WriteString("# then run: mcp-conform server --url URL --target-profile THIS_FILE\n")
 	if len(missing.alone) > 0 {
@@ -247,11 +328,18 @@ func suggestedProfile(url string, tools []advertisedTool, missing enabling, now 
 	if len(missing.more) > 0 {
 		fmt.Fprintf(&b, "# Checks that need more than one key, or a flag too: %s.\n", counted(missing.more))
 	}
-	names := make([]string, len(tools))
-	for i, t := range tools {
-		names[i] = t.Name
+	for _, n := range notes {
+		fmt.Fprintf(&b, "# %s\n", n)
 	}
-	fmt.Fprintf(&b, "# Tools the server advertises: %s\n\n", orNone(strings.Join(names, ", ")))
+	if len(tools) == 0 {
+		b.WriteString("# Tools the server advertises: none\n\n")
+	} else {
+		fmt.Fprintf(&b, "# Tools the server advertises (%d):\n", len(tools))
+		for _, t := range tools {
+			fmt.Fprintf(&b, "#   - %s\n", QuoteYAML(t.Name))
+		}
+		b.WriteString("\n")
+	}
 
 	b.WriteString("# tools:\n")
 	b.WriteString("#   # A tool that sends notifications over time (with the progress token the\n")
@@ -259,7 +347,7 @@ func suggestedProfile(url string, tools []advertisedTool, missing enabling, now 
 	notifying := candidates(tools, notifyingWords)
 	fmt.Fprintf(&b, "#   # Likely candidates: %s\n", describe(notifying))
 	fmt.Fprintf(&b, "#   notifying:\n#     name: %s\n", first(notifying, "TOOL"))
-	fmt.Fprintf(&b, "#     arguments: {%s}          # make it send at least 4 notifications\n", argsOf(notifying))
+	fmt.Fprintf(&b, "#     arguments: %s          # make it send at least 4 notifications\n", argsOf(notifying))
 	b.WriteString("#     method: notifications/progress   # which notifications to count\n")
 	b.WriteString("#     notifications: 5                 # how many one call sends\n")
 	b.WriteString("#     interval: 500ms                  # time between two of them\n")
@@ -268,7 +356,7 @@ func suggestedProfile(url string, tools []advertisedTool, missing enabling, now 
 	stateful := candidates(tools, statefulWords)
 	fmt.Fprintf(&b, "#   # Likely candidates: %s\n", describe(stateful))
 	fmt.Fprintf(&b, "#   stateful:\n#     name: %s\n", first(stateful, "TOOL"))
-	fmt.Fprintf(&b, "#     arguments: {%s}\n", argsOf(stateful))
+	fmt.Fprintf(&b, "#     arguments: %s\n", argsOf(stateful))
 	b.WriteString("#   # A tool whose result's structuredContent, or that of poll called with\n")
 	b.WriteString("#   # it until then, carries a resume token under the name the 404\n")
 	b.WriteString("#   # envelope's data.resume.via gives: RESUME-TOKEN-OWNER.\n")
@@ -283,7 +371,7 @@ func suggestedProfile(url string, tools []advertisedTool, missing enabling, now 
 		fmt.Fprintf(&b, "#   # Tools that declare task support: %s\n", describe(tasks))
 	}
 	fmt.Fprintf(&b, "#   task:\n#     name: %s\n", first(tasks, "TOOL"))
-	fmt.Fprintf(&b, "#     arguments: {%s}          # make it run a second or two\n", argsOf(tasks))
+	fmt.Fprintf(&b, "#     arguments: %s          # make it run a second or two\n", argsOf(tasks))
 	b.WriteString("#     duration: 1s                     # about how long one call runs\n\n")
 
 	b.WriteString(`# The server's session and replay-store timings (Go durations), as it is
@@ -321,13 +409,18 @@ func suggestedProfile(url string, tools []advertisedTool, missing enabling, now 
 	return b.String()
 }
 
+// describe names the first few candidates, each with its argument names.
 func describe(ts []advertisedTool) string {
 	if len(ts) == 0 {
 		return "none found by name; pick one of the tools above"
 	}
 	var parts []string
 	for _, t := range ts[:min(len(ts), 4)] {
-		parts = append(parts, fmt.Sprintf("%s(%s)", t.Name, strings.Join(t.args(), ", ")))
+		args := t.args()
+		for i, a := range args {
+			args[i] = QuoteYAML(a)
+		}
+		parts = append(parts, fmt.Sprintf("%s(%s)", QuoteYAML(t.Name), strings.Join(args, ", ")))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -336,26 +429,24 @@ func first(ts []advertisedTool, dflt string) string {
 	if len(ts) == 0 {
 		return dflt
 	}
-	return ts[0].Name
+	return QuoteYAML(ts[0].Name)
 }
 
-// argsOf lists the first candidate's argument names with a placeholder.
+// argsOf is the first candidate's arguments as a YAML flow mapping, each
+// name to a placeholder, written by the YAML encoder on one line.
 func argsOf(ts []advertisedTool) string {
 	if len(ts) == 0 {
-		return ""
+		return "{}"
 	}
-	args := ts[0].args()
-	for i, a := range args {
-		args[i] = a + ": VALUE"
+	m := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+	for _, a := range ts[0].args() {
+		m.Content = append(m.Content, quotedNode(a), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "VALUE"})
 	}
-	return strings.Join(args, ", ")
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
+	b, err := yaml.Marshal(m)
+	if err != nil {
+		return "{}"
 	}
-	return s
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 // SuggestProfile lists the tools of the MCP endpoint at url and returns a

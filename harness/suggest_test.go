@@ -1,9 +1,14 @@
 package harness
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,7 +41,7 @@ func TestSuggestedProfile(t *testing.T) {
 	if _, err := target.Parse([]byte(text)); err != nil {
 		t.Fatalf("the suggestion does not parse as it is: %v\n%s", err, text)
 	}
-	for _, want := range []string{"search, slow_task, next_number", "alone would enable: tools.notifying 12, tools.stateful 1.", "flag too: tools.notifying + --replica-url 3.", "name: slow_task", "name: next_number", "delay_ms: VALUE, steps: VALUE"} {
+	for _, want := range []string{"advertises (3):\n#   - \"search\"\n#   - \"slow_task\"\n#   - \"next_number\"\n", "alone would enable: tools.notifying 12, tools.stateful 1.", "flag too: tools.notifying + --replica-url 3.", `name: "slow_task"`, `name: "next_number"`, `{"delay_ms": VALUE, "steps": VALUE}`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("suggestion lacks %q:\n%s", want, text)
 		}
@@ -128,5 +133,71 @@ func TestMissingKeys(t *testing.T) {
 	// key's alone.
 	if got := missingKeys(checks[:4], none, true, true); got.alone["tools.notifying"] != 3 {
 		t.Errorf("with --replica-url: %+v", got)
+	}
+}
+
+// TestSuggestProfileBounds: from a server that lists tools without end,
+// with names and argument names of any length, the suggestion takes the
+// first maxTools tools, leaves out the names it cannot use, and says so.
+func TestSuggestProfileBounds(t *testing.T) {
+	long := strings.Repeat("n", maxNameLen+1)
+	var pages atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Cursor string `json:"cursor"`
+			} `json:"params"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		if r.Method != http.MethodPost || m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result := map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "many", "version": "0"}}
+		if m.Method == "tools/list" {
+			n := pages.Add(1)
+			var tools []advertisedTool
+			if m.Params.Cursor == "" {
+				args := []string{long}
+				for i := range maxArgs + 3 {
+					args = append(args, fmt.Sprintf("arg%02d", i))
+				}
+				tools = append(tools, tool(long, "progress"), tool("", "progress"), tool("wide", "progress", args...))
+			}
+			for i := range 150 {
+				tools = append(tools, tool(fmt.Sprintf("t%d_%d", n, i), ""))
+			}
+			result = map[string]any{"tools": tools, "nextCursor": fmt.Sprint(n)}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
+	}))
+	defer srv.Close()
+	text, err := SuggestProfile(context.Background(), srv.URL, "2025-11-25", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pages.Load(); n != 2 {
+		t.Errorf("%d pages of tools/list asked for, want 2 (the first %d tools)", n, maxTools)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("# The server listed more than %d tools: the rest are left out.\n", maxTools),
+		fmt.Sprintf("# 2 tools left out: a name empty or longer than %d bytes.\n", maxNameLen),
+		fmt.Sprintf("# 4 argument names left out: longer than %d bytes, or past a tool's first %d.\n", maxNameLen, maxArgs),
+		fmt.Sprintf("# Tools the server advertises (%d):\n", maxTools-2),
+		`#   - "wide"` + "\n",
+		`"arg31": VALUE}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("suggestion lacks %q", want)
+		}
+	}
+	if strings.Contains(text, long) || strings.Contains(text, "arg32") {
+		t.Errorf("suggestion holds a name it should leave out")
+	}
+	if _, err := target.Parse([]byte(text)); err != nil {
+		t.Errorf("the suggestion does not parse: %v", err)
 	}
 }

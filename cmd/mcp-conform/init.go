@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,9 +37,12 @@ and a GitHub Actions workflow that runs the mcp-conform action with both
   mcp-conform server --url URL --target-profile ` + initProfile + ` --expected-failures ` + initExpected + `
 passes on the same server, and fails on a new failure (or on a listed
 check that passes: delete its line). An existing file is never
-overwritten without --force. With --server-cmd the harness starts the
-server on a free port ({port} in the command and in --url, by default
-http://127.0.0.1:{port}/mcp), as the workflow's action will.
+overwritten without --force, and no file is written through a symbolic
+link, even with --force. With --bearer-token the profile holds the
+token, and only its owner may read it (mode 0600). With --server-cmd the
+harness starts the server on a free port ({port} in the command and in
+--url, by default http://127.0.0.1:{port}/mcp), as the workflow's action
+will.
 
 Exit status: 0 files written, 1 the first run failed to complete,
 2 usage or setup error.
@@ -59,7 +63,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&o.Strict, "strict", false, "failed SHOULD checks fail the run, so they go into the baseline too")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", harness.DiscoverRevisions, "protocol revision to check, as in mcp-conform server (default: those the server speaks)")
 	fs.StringVar(&o.Focus, "focus", "", "run only the checks whose name matches this regexp, here and in the workflow")
-	token := fs.String("bearer-token", "", "send Authorization: Bearer TOKEN, for a server that needs one (it goes into the profile: use a test token)")
+	token := fs.String("bearer-token", "", "send Authorization: Bearer TOKEN, for a server that needs one (it goes into the profile, mode 0600: use a test token)")
 	action := fs.String("action", defaultAction(), "the mcp-conform action the workflow uses, OWNER/REPO@REF: where this repository is published")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, initUsage)
@@ -87,8 +91,11 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var exist []string
 	for _, f := range []string{initProfile, initExpected, initWorkflow} {
 		paths[f] = filepath.Join(*dir, filepath.FromSlash(f))
-		if _, err := os.Stat(paths[f]); err == nil {
+		switch err := initTarget(*dir, f); {
+		case errors.Is(err, iofs.ErrExist):
 			exist = append(exist, paths[f])
+		case err != nil:
+			return err
 		}
 	}
 	if len(exist) > 0 && !*force {
@@ -98,13 +105,13 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	o.Parallel = harness.DefaultParallel(catalogue.Server)
 	o.Timeout = harness.DefaultTimeout
 
-	w := &initWriter{force: *force}
+	w := &initWriter{dir: *dir, force: *force}
 	defer w.undo()
 	text, err := suggestFor(ctx, o, *token)
 	if err != nil {
 		return verdict(nil, err)
 	}
-	if err := w.write(paths[initProfile], withToken(text, *token)); err != nil {
+	if err := w.write(initProfile, withToken(text, *token), profileMode(*token)); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "mcp-conform init: a first run with %s, to find what the server fails today\n", paths[initProfile])
@@ -121,18 +128,19 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	failed := baseline(run, o, time.Now())
-	if err := w.write(paths[initExpected], failed); err != nil {
+	if err := w.write(initExpected, failed, 0o644); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(paths[initWorkflow]), 0o755); err != nil {
-		return err
-	}
-	if err := w.write(paths[initWorkflow], workflow(o, *action)); err != nil {
+	if err := w.write(initWorkflow, workflow(o, *action), 0o644); err != nil {
 		return err
 	}
 	w.keep()
 	n, blocked := run.Counts[report.Fail], run.Counts[report.Blocked]
-	fmt.Fprintf(stdout, "\nwrote %s (edit it: each key you fill in enables checks)\n", paths[initProfile])
+	secret := ""
+	if *token != "" {
+		secret = "; it holds the --bearer-token, so it is readable by you alone: mode 0600"
+	}
+	fmt.Fprintf(stdout, "\nwrote %s (edit it: each key you fill in enables checks%s)\n", paths[initProfile], secret)
 	fmt.Fprintf(stdout, "wrote %s (%d %s the server fails today", paths[initExpected], n, plural(n, "check", "checks"))
 	if blocked > 0 {
 		fmt.Fprintf(stdout, ", and %d blocked by them", blocked)
@@ -165,7 +173,23 @@ func suggestFor(ctx context.Context, o harness.Options, token string) (string, e
 	}
 	text, err := harness.SuggestProfile(ctx, url, o.ProtocolVersion, cfg)
 	// The server's port is the first run's; the profile is for every run.
-	return strings.Replace(text, url, o.URL, 1), err
+	return withURL(text, url, o.URL), err
+}
+
+// withURL puts url for runURL in the first line of a suggested profile,
+// which names the server; no other line is touched.
+func withURL(text, runURL, url string) string {
+	first, rest, _ := strings.Cut(text, "\n")
+	return strings.Replace(first, harness.QuoteYAML(runURL), harness.QuoteYAML(url), 1) + "\n" + rest
+}
+
+// profileMode is the mode of init's profile: with a token in it, readable
+// by its owner alone.
+func profileMode(token string) iofs.FileMode {
+	if token != "" {
+		return 0o600
+	}
+	return 0o644
 }
 
 // tokenNote starts the headers block init adds for --bearer-token.
@@ -174,14 +198,15 @@ const tokenNote = "# The bearer token given to mcp-conform init (--bearer-token)
 // withToken adds the token to a suggested profile as a header of every
 // request (its own headers and principals blocks are commented out).
 func withToken(text, token string) string {
-	if token == "" || strings.Contains(text, tokenNote) {
+	// At the start of a line: a tool name is always quoted.
+	if token == "" || strings.HasPrefix(text, tokenNote) || strings.Contains(text, "\n"+tokenNote) {
 		return text
 	}
 	return text + "\n" + tokenNote + `.
 # Declaring two principals instead (above) also enables RECREATE-OWNER-ONLY
 # and RESUME-TOKEN-OWNER.
 headers:
-  Authorization: ` + yamlString("Bearer "+token) + "\n"
+  Authorization: ` + harness.QuoteYAML("Bearer "+token) + "\n"
 }
 
 // finishProfile puts back what the first run's rewrite of the profile
@@ -192,22 +217,78 @@ func finishProfile(path, runURL, url, token string) error {
 	if err != nil {
 		return err
 	}
-	text := withToken(strings.Replace(string(data), runURL, url, 1), token)
-	return os.WriteFile(path, []byte(text), 0o644)
+	text := withToken(withURL(string(data), runURL, url), token)
+	return writeError(harness.WriteFile(path, []byte(text), profileMode(token), true))
 }
 
-// initWriter writes init's files, and removes those it created when init
-// does not finish, so that running it again needs no --force.
+// initTarget checks the path of rel, one of init's files, under dir: no
+// symbolic link on the way (a link committed to the repository, even a
+// dangling one, would put the file anywhere) and nothing but directories
+// above it. It is iofs.ErrExist for a file that exists.
+func initTarget(dir, rel string) error {
+	p := dir
+	parts := strings.Split(rel, "/")
+	for i, part := range parts {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, iofs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		case st.Mode()&iofs.ModeSymlink != 0:
+			return usageError(fmt.Errorf("%s is a symbolic link: init writes nothing through one (remove it, or choose another --dir)", p))
+		case i < len(parts)-1 && !st.IsDir():
+			return usageError(fmt.Errorf("%s is not a directory", p))
+		}
+	}
+	return iofs.ErrExist
+}
+
+// initWriter writes init's files under dir, and removes those it created
+// when init does not finish, so that running it again needs no --force.
 type initWriter struct {
+	dir     string
 	force   bool
 	created []string
 }
 
-func (w *initWriter) write(path, text string) error {
-	if _, err := os.Stat(path); err != nil {
+func (w *initWriter) write(rel, text string, perm iofs.FileMode) error {
+	path := filepath.Join(w.dir, filepath.FromSlash(rel))
+	if err := initTarget(w.dir, rel); err != nil && !errors.Is(err, iofs.ErrExist) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := within(w.dir, filepath.Dir(path)); err != nil {
+		return err
+	}
+	_, err := os.Lstat(path)
+	created := errors.Is(err, iofs.ErrNotExist)
+	if err := harness.WriteFile(path, []byte(text), perm, w.force); err != nil {
+		return writeError(err)
+	}
+	if created {
 		w.created = append(w.created, path)
 	}
-	return os.WriteFile(path, []byte(text), 0o644)
+	return nil
+}
+
+// within refuses a directory that, resolved, is not dir or below it.
+func within(dir, sub string) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	resolved, err := filepath.EvalSymlinks(sub)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(root, resolved); err != nil || !filepath.IsLocal(rel) {
+		return usageError(fmt.Errorf("%s leads out of %s: init writes nothing there", sub, dir))
+	}
+	return nil
 }
 
 func (w *initWriter) keep() { w.created = nil }

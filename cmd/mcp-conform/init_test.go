@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/harness"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/target"
 )
 
 // TestInitUsage: init needs a server, a directory, and never overwrites a
@@ -128,7 +130,7 @@ func TestE2EInitThenServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Tools the server advertises: ", "long_operation", `Authorization: "Bearer alice-token"`, "http://127.0.0.1:{port}/mcp"} {
+	for _, want := range []string{"Tools the server advertises (", `"long_operation"`, `Authorization: "Bearer alice-token"`, `"http://127.0.0.1:{port}/mcp"`} {
 		if !strings.Contains(string(profile), want) {
 			t.Errorf("profile lacks %q:\n%s", want, profile)
 		}
@@ -209,5 +211,149 @@ func TestBaselineListsBlocked(t *testing.T) {
 	want := []string{"ENVELOPE-404 # RES: Content-Type of the 404", "ENVELOPE-RESUME-HINT # RES: blocked by ENVELOPE-404"}
 	if !slices.Equal(entries, want) {
 		t.Errorf("baseline entries:\n%q\nwant\n%q", entries, want)
+	}
+}
+
+// hostileFocus keeps init's first run against a toolsMCP short: a check
+// that runs, and one that skips for want of tools.notifying, so that the
+// run rewrites the profile with what that key would enable.
+const hostileFocus = "^(SESS-ID-CHARS|MSG-ONE-STREAM)$"
+
+// initTools runs init in process against the endpoint at url.
+func initTools(url, dir string, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	args = append([]string{"init", "--url", url, "--dir", dir, "--protocol-version", wire.DefaultProtocolVersion, "--focus", hostileFocus}, args...)
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestInitHostileToolNames: the profile init writes from a server's tool
+// names, once on its own and once rewritten by the first run, declares
+// nothing but the token's header (a name with line breaks once made
+// X-Injected a header of every request of the first run) and lists every
+// name as the server sent it. The injecting name goes first alone, since
+// with the others beside it an unfixed init fails to load its own profile
+// instead; and without a token, whose headers block would replace the
+// injected one.
+func TestInitHostileToolNames(t *testing.T) {
+	for _, token := range []string{"", "alice-token"} {
+		names := hostileToolNames
+		var args []string
+		want := &target.Profile{}
+		if token == "" {
+			names = hostileToolNames[:1]
+		} else {
+			args = []string{"--bearer-token", token}
+			want.Headers = map[string]string{"Authorization": "Bearer " + token}
+		}
+		h, url := newToolsMCP(t, names...)
+		dir := t.TempDir()
+		code, stdout, stderr := initTools(url, dir, args...)
+		if code != exitOK {
+			t.Fatalf("init: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		if n := h.injected.Load(); n != 0 {
+			t.Errorf("%d requests carried X-Injected", n)
+		}
+		path := filepath.Join(dir, initProfile)
+		p, err := target.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(path)
+		if !reflect.DeepEqual(p, want) {
+			t.Errorf("init's profile declares %+v, want %+v:\n%s", p, want, data)
+		}
+		if got := advertised(t, string(data)); !slices.Equal(got, names) {
+			t.Errorf("init's profile lists the tools\n%q\nthe server sent\n%q", got, names)
+		}
+		if !strings.Contains(string(data), "checks each key alone would enable: tools.notifying 1.") {
+			t.Errorf("the first run did not rewrite the profile:\n%s", data)
+		}
+	}
+}
+
+// TestInitRefusesSymlinks: a symbolic link where init would write, or on
+// the way there, is refused (exit 2) before anything is written, even with
+// --force and even when it dangles: init once wrote its profile where a
+// dangling link in the repository pointed, out of --dir.
+func TestInitRefusesSymlinks(t *testing.T) {
+	_, url := newToolsMCP(t, "long_operation")
+	for _, tc := range []struct {
+		name, link string
+		force      bool
+	}{
+		{"dangling profile", initProfile, false},
+		{"dangling profile, --force", initProfile, true},
+		{"dangling baseline, --force", initExpected, true},
+		{"dangling workflow", initWorkflow, false},
+		{".github", ".github", false},
+		{".github/workflows, --force", ".github/workflows", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			link := filepath.Join(dir, filepath.FromSlash(tc.link))
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			to := filepath.Join(outside, "evil")
+			if strings.HasPrefix(tc.link, ".github") && tc.link != initWorkflow {
+				to = outside // a directory that exists
+			}
+			if err := os.Symlink(to, link); err != nil {
+				t.Fatal(err)
+			}
+			var args []string
+			if tc.force {
+				args = append(args, "--force")
+			}
+			code, stdout, stderr := initTools(url, dir, args...)
+			if code != exitUsage || !strings.Contains(stderr, link+" is a symbolic link") {
+				t.Errorf("exit %d, stderr %q; want exit 2 saying %s is a symbolic link\n%s", code, stderr, link, stdout)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("init wrote %v out of --dir", entries)
+			}
+			for _, f := range []string{initProfile, initExpected, initWorkflow} {
+				if st, err := os.Lstat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
+					t.Errorf("init wrote %s", f)
+				}
+			}
+		})
+	}
+}
+
+// TestInitTokenProfileMode: a profile that holds the --bearer-token is
+// readable by its owner alone, also where --force replaces one that was
+// not, and init says the file holds a secret; its other files are not.
+func TestInitTokenProfileMode(t *testing.T) {
+	_, url := newToolsMCP(t, "long_operation")
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".github", "workflows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{initProfile, initExpected, initWorkflow} {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(f)), []byte("old\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := initTools(url, dir, "--force", "--bearer-token", "alice-token")
+	if code != exitOK {
+		t.Fatalf("init: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for f, want := range map[string]os.FileMode{initProfile: 0o600, initExpected: 0o644, initWorkflow: 0o644} {
+		st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode().Perm(); got != want {
+			t.Errorf("%s has mode %v, want %v", f, got, want)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, initProfile)); !strings.Contains(string(data), `Authorization: "Bearer alice-token"`) {
+		t.Errorf("the profile lacks the token:\n%s", data)
+	}
+	if !strings.Contains(stdout, "it holds the --bearer-token, so it is readable by you alone: mode 0600") {
+		t.Errorf("init does not say the profile holds a secret:\n%s", stdout)
 	}
 }

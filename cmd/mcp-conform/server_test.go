@@ -124,7 +124,7 @@ func TestProfileCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"profile", "--url", h.URL()}, &out, &errOut); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	for _, want := range []string{"advertises: counter_increment, echo, job_get, job_start, long_operation", "#     name: long_operation", "#     name: counter_increment"} {
+	for _, want := range []string{"advertises (5):\n#   - \"counter_increment\"\n#   - \"echo\"\n#   - \"job_get\"\n#   - \"job_start\"\n#   - \"long_operation\"\n", `#     name: "long_operation"`, `#     name: "counter_increment"`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("profile lacks %q:\n%s", want, out.String())
 		}
@@ -156,7 +156,7 @@ func TestProfileCommand(t *testing.T) {
 			}
 		}
 	}
-	if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), "#     name: long_operation") {
+	if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), `#     name: "long_operation"`) {
 		t.Errorf("suggested profile %s: %v\n%s", path, err, data)
 	}
 	if code := run(context.Background(), []string{"server", "--url", h.URL(), "--suggest-profile", "/nonexistent/x.yaml"}, io.Discard, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "directory /nonexistent does not exist") {
@@ -273,7 +273,7 @@ func TestServerDiscoversRevisions(t *testing.T) {
 				t.Errorf("nothing graded at %s", tt.speaks)
 			}
 			out.Reset()
-			if code := run(context.Background(), []string{"profile", "--url", h.URL()}, &out, &errOut); code != exitOK || !strings.Contains(out.String(), "advertises: counter_increment, echo") {
+			if code := run(context.Background(), []string{"profile", "--url", h.URL()}, &out, &errOut); code != exitOK || !strings.Contains(out.String(), "#   - \"counter_increment\"\n#   - \"echo\"\n") {
 				t.Errorf("profile: exit %d\n%s\n%s", code, out.String(), errOut.String())
 			}
 		})

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"runtime/debug"
@@ -60,7 +58,7 @@ jobs:
 		b.WriteString("      # then starts it, and restarts it for the checks that need a restart.\n")
 	}
 	fmt.Fprintf(&b, "      - uses: %s\n        with:\n", action)
-	with := func(k, v string) { fmt.Fprintf(&b, "          %s: %s\n", k, yamlString(v)) }
+	with := func(k, v string) { fmt.Fprintf(&b, "          %s: %s\n", k, harness.QuoteYAML(v)) }
 	if o.ServerCmd != "" {
 		with("server-command", o.ServerCmd)
 	}
@@ -86,13 +84,4 @@ jobs:
           path: mcp-conform-reports/
 `)
 	return b.String()
-}
-
-// yamlString quotes s for YAML: a JSON string is a YAML double-quoted one.
-func yamlString(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
 }
