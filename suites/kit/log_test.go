@@ -157,3 +157,30 @@ func TestLogKeepsHeadAndTail(t *testing.T) {
 		t.Errorf("the note is not between the beginning and the end")
 	}
 }
+
+// TestRecorderLongLine: a body line of 1 MiB is logged as its beginning,
+// its length and its hash, and costs the log no more; the line after it
+// is logged whole.
+func TestRecorderLongLine(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, long+"\nafter\n")
+	}))
+	defer srv.Close()
+	log := NewLog()
+	c := &http.Client{Transport: &Recorder{Base: http.DefaultTransport, Log: log}}
+	resp, err := c.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := log.String()
+	if !strings.Contains(text, fmt.Sprintf("a line of %d bytes, sha256 ", len(long))) || !strings.Contains(text, "| after") {
+		t.Errorf("log:\n%.3000s", text)
+	}
+	if len(text) > 4<<10 {
+		t.Errorf("the log is %d bytes for two lines", len(text))
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcp-conform/mcp-conform/internal/inert"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 )
@@ -40,7 +42,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	line := fmt.Sprintf("#%d → %s %s%s%s", n, req.Method, req.URL.Path, HeaderSummary(req.Header, loggedHeaders), AuthSummary(req.Header))
 	group := r.Log.RequestGroup(fmt.Sprintf("#%d", n), req.Header.Get(wire.HeaderSessionID), req.Header.Get(wire.HeaderLastEventID), string(body))
 	if len(body) > 0 {
-		line += fmt.Sprintf("\n#%d   body %s", n, Clip(string(body), 600))
+		line += fmt.Sprintf("\n#%d   body %s", n, inert.Bound(string(body), 1024))
 	}
 	mark(r.Log, n, report.KindRequest, group, line)
 	began := time.Now()
@@ -100,28 +102,39 @@ type bodyLogger struct {
 	// mu guards what follows: Close may come from another goroutine.
 	mu      sync.Mutex
 	partial []byte
-	closed  bool
-	sse     sseEvent
+	// long is the line being read once it outgrew maxLoggedLine: only its
+	// beginning is in partial, and it is summed and counted here.
+	long   hash.Hash
+	longN  int
+	closed bool
+	sse    sseEvent
 }
+
+// maxLoggedLine bounds the part of one body line the log keeps while
+// reading it; a longer line is logged as its beginning, its length and
+// its SHA-256.
+const maxLoggedLine = 4 << 10
 
 func (b *bodyLogger) Read(p []byte) (int, error) {
 	k, err := b.ReadCloser.Read(p)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.partial = append(b.partial, p[:k]...)
-	for {
-		i := bytes.IndexByte(b.partial, '\n')
+	for rest := p[:k]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		chunk := rest
+		if i >= 0 {
+			chunk = rest[:i]
+		}
+		b.gather(chunk)
 		if i < 0 {
 			break
 		}
-		line := strings.TrimRight(string(b.partial[:i]), "\r")
-		b.partial = b.partial[i+1:]
-		b.line(line)
+		b.endLine()
+		rest = rest[i+1:]
 	}
 	if err != nil {
-		if len(b.partial) > 0 {
-			b.line(string(b.partial))
-			b.partial = nil
+		if len(b.partial) > 0 || b.long != nil {
+			b.endLine()
 		}
 		b.flush()
 		if err == io.EOF {
@@ -133,13 +146,42 @@ func (b *bodyLogger) Read(p []byte) (int, error) {
 	return k, err
 }
 
+// gather adds chunk, a part of the line being read, to what is kept of it.
+func (b *bodyLogger) gather(chunk []byte) {
+	if b.long == nil && len(b.partial)+len(chunk) <= maxLoggedLine {
+		b.partial = append(b.partial, chunk...)
+		return
+	}
+	if b.long == nil {
+		b.long = sha256.New()
+		b.long.Write(b.partial)
+		b.longN = len(b.partial)
+	}
+	b.long.Write(chunk)
+	b.longN += len(chunk)
+	if room := maxLoggedLine - len(b.partial); room > 0 {
+		b.partial = append(b.partial, chunk[:min(room, len(chunk))]...)
+	}
+}
+
+// endLine logs the line read: whole, or a long one's beginning with its
+// length and hash.
+func (b *bodyLogger) endLine() {
+	line := strings.TrimRight(string(b.partial), "\r")
+	if b.long != nil {
+		line = fmt.Sprintf("%s…[a line of %d bytes, sha256 %x]", strings.ToValidUTF8(line[:min(len(line), 600)], ""), b.longN, b.long.Sum(nil)[:6])
+	}
+	b.partial, b.long, b.longN = b.partial[:0], nil, 0
+	b.line(line)
+}
+
 // line logs one body line and adds it to the timeline.
 func (b *bodyLogger) line(line string) {
 	if line == "" {
 		b.flush()
 		return
 	}
-	text := fmt.Sprintf("#%d   | %s", b.n, Clip(line, 600))
+	text := fmt.Sprintf("#%d   | %s", b.n, inert.Bound(line, 1024))
 	switch field, value, _ := strings.Cut(line, ":"); field {
 	case "":
 		mark(b.log, b.n, report.KindComment, "", text)
