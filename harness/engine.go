@@ -52,6 +52,10 @@ type engine struct {
 	progress io.Writer
 	// verbose, when set, gets every check's exchange log as it finishes.
 	verbose io.Writer
+	// gone, when set, says whether the target's process has ended on its
+	// own (processTarget.Gone): a check that did not pass by then could
+	// not reach it, and is inconclusive, naming that.
+	gone func() error
 }
 
 // job is a check bound to the protocol revision it runs at: "" in a run
@@ -100,6 +104,12 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 	var mu sync.Mutex
 	finished, total := 0, len(pool)+len(alone)
 	done := func(j job, r kit.Result) {
+		if r.State != kit.Passed && r.State != kit.Inconclusive && en.gone != nil {
+			if err := en.gone(); err != nil {
+				r = kit.Result{State: kit.Inconclusive, Message: err.Error() + "\n(what the check saw: " + firstLine(r.Message) + ")",
+					Exchange: r.Exchange, Timeline: r.Timeline, Took: r.Took}
+			}
+		}
 		v := en.verdict(j.Entry, j.revision, r)
 		mu.Lock()
 		defer mu.Unlock()
@@ -329,6 +339,9 @@ func (en *engine) verdict(e catalogue.Entry, revision string, r kit.Result) repo
 	default: // failed or abandoned
 		c.Message, c.Location, c.Exchange = r.Message, r.Location, r.Exchange
 		c.Premise = string(r.Premise)
+		for _, r := range catalogue.Recipes(e.ID) {
+			c.Fixes = append(c.Fixes, report.Fix{SDK: r.SDK, Ref: r.Ref})
+		}
 		switch {
 		case expected:
 			c.Verdict = report.ExpectedFailure

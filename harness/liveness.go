@@ -88,6 +88,11 @@ func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc, died
 		case l.isDown(), l.answers(ctx, client):
 			missed = 0
 		case ctx.Err() != nil:
+			select {
+			case err := <-died:
+				return &kit.Unobservable{Err: err}
+			default:
+			}
 			return nil
 		default:
 			if missed == 0 {
@@ -102,6 +107,12 @@ func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc, died
 		}
 		select {
 		case <-ctx.Done():
+			// A death that came with the end is still the run's cause.
+			select {
+			case err := <-died:
+				return &kit.Unobservable{Err: err}
+			default:
+			}
 			return nil
 		case err := <-died:
 			cause := &kit.Unobservable{Err: err}

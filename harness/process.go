@@ -194,10 +194,36 @@ func (p *processTarget) reportDeath(exit error) {
 		return
 	}
 	select {
-	case p.died <- fmt.Errorf("--server-cmd %q ended on its own (%v), %.1fs after it answered: the checks after that could not reach it; its output:\n%s",
-		p.command, exit, time.Since(p.began).Seconds(), p.out):
+	case p.died <- p.deathError(exit):
 	default:
 	}
+}
+
+// deathError says that the process ended on its own; p.mu is held.
+func (p *processTarget) deathError(exit error) error {
+	return fmt.Errorf("--server-cmd %q ended on its own (%v), %.1fs after it answered: the checks after that could not reach it; its output:\n%s",
+		p.command, exit, time.Since(p.began).Seconds(), p.out)
+}
+
+// Gone looks at once whether the process has ended on its own, without
+// waiting for the watcher to notice (see watchTree): a check that failed
+// just as it ended must not stand as the target's failure. nil while it
+// runs, before it answered, and while the harness stops or restarts it.
+func (p *processTarget) Gone() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.ready || p.stopping {
+		return nil
+	}
+	select {
+	case <-p.exited:
+	default:
+		return nil
+	}
+	if anyAlive(p.tree.Members()) {
+		return nil
+	}
+	return p.deathError(*p.waitErr)
 }
 
 // Died delivers an error when the process exits without the harness

@@ -143,6 +143,11 @@ func TestServerCmdDeathEndsTheRun(t *testing.T) {
 	t.Logf("the run took %v", took.Round(100*time.Millisecond))
 	var se *SetupError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "ended on its own (exit status 3)") {
+		if run != nil {
+			for _, c := range run.Checks {
+				t.Logf("%s %s %.2fs %s", c.Name(), c.Verdict, c.Seconds, firstLine(c.Message))
+			}
+		}
 		t.Fatalf("Run = %v; want a setup error saying the --server-cmd ended on its own (exit status 3)", err)
 	}
 	if run == nil {

@@ -236,6 +236,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if d, ok := managed.(interface{ Died() <-chan error }); ok {
 		died = d.Died()
 	}
+	if g, ok := managed.(interface{ Gone() error }); ok {
+		en.gone = g.Gone
+	}
 	go func() { stopped <- live.watch(checksCtx, stop, died) }()
 	run, err = o.Common.finish(checksCtx, run, en, jobs, o.jobSelector(), stdout)
 	stop(nil)

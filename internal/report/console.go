@@ -58,6 +58,9 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 		}
 		fmt.Fprintf(w, "\n%s %s (%s): %s\n", Mark(c.Verdict), c.Name(), c.Level, c.Summary)
 		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(c.Message), "\n", "\n  "))
+		for _, f := range c.Fixes {
+			fmt.Fprintf(w, "  the fix on the %s: %s\n", f.SDK, f.Ref)
+		}
 		if exchanges && c.Exchange != "" && c.Verdict.FailsRun() {
 			fmt.Fprintf(w, "  exchange:\n    %s\n", strings.ReplaceAll(strings.TrimRight(c.Exchange, "\n"), "\n", "\n    "))
 		}

@@ -212,6 +212,9 @@ func (m *mdWriter) item(c Check) string {
 	if link := m.link(c.SpecRef); link != "" {
 		b.WriteString(" · " + link)
 	}
+	for _, f := range c.Fixes {
+		b.WriteString(" · " + m.linkText("fix on the "+f.SDK, f.Ref))
+	}
 	return b.String()
 }
 
@@ -228,11 +231,17 @@ func (m *mdWriter) link(ref string) string {
 		if path == "docs/resilience.md" {
 			text = "resilience profile"
 		}
-		if m.docsBase != "" {
-			ref = strings.TrimSuffix(m.docsBase, "/") + "/" + ref
-		}
 	}
-	return "[" + text + "](" + strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29").Replace(ref) + ")"
+	return m.linkText(text, ref)
+}
+
+// linkText is a Markdown link with text to ref, a URL or one of the
+// project's documents under docsBase.
+func (m *mdWriter) linkText(text, ref string) string {
+	if !strings.Contains(ref, "://") && m.docsBase != "" {
+		ref = strings.TrimSuffix(m.docsBase, "/") + "/" + ref
+	}
+	return "[" + escapeMD(text) + "](" + strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29").Replace(ref) + ")"
 }
 
 // truncate keeps at most n characters of s, marking a cut with "…".

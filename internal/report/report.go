@@ -93,6 +93,17 @@ type Check struct {
 	Retried string `json:"retried,omitempty"`
 	// Timeline is the structured exchange log of every check that ran.
 	Timeline []Event `json:"timeline,omitempty"`
+	// Fixes are the recipes for a failed check on the SDKs that have one
+	// (docs/recipes): which the target is built on cannot be told from
+	// what it sends, so each is listed.
+	Fixes []Fix `json:"fixes,omitempty"`
+}
+
+// Fix is a recipe for a failed check on one SDK: the section of
+// docs/recipes that says what to change.
+type Fix struct {
+	SDK string `json:"sdk"`
+	Ref string `json:"ref"`
 }
 
 // Run is the result of one conformance run.
