@@ -12,7 +12,8 @@ type Premise string
 // The premises, a closed list.
 const (
 	// PremiseHandshake: the initialize handshake completes, its
-	// notifications/initialized accepted with 202.
+	// notifications/initialized accepted (a 2xx; JSONRPC-NOTIFY-202 grades
+	// whether that is the 202 the specification asks for).
 	PremiseHandshake Premise = "handshake"
 	// PremiseGETStream: the standalone GET stream is offered (200
 	// text/event-stream), or refused with 405, which the checks skip on.
@@ -43,7 +44,7 @@ const Own Premise = "own"
 
 // premises are the premises' roots and what each says.
 var premises = map[Premise]struct{ root, says string }{
-	PremiseHandshake:   {"JSONRPC-NOTIFY-202", "the initialize handshake completes: notifications/initialized gets 202 Accepted"},
+	PremiseHandshake:   {"JSONRPC-NOTIFY-202", "the initialize handshake completes: notifications/initialized is accepted, not answered with an error status"},
 	PremiseGETStream:   {"GET-SSE-OR-405", "a GET with Accept: text/event-stream opens the standalone stream (200) or is refused with 405"},
 	PremiseProgress:    {"PROGRESS-INCREASES", "a call's progress value increases with each notification, none sent twice"},
 	PremiseTaskResult:  {"TASK-RESULT-REPEATABLE", "a task's result is had as the revision says: tasks/result blocks until the task ends and carries the related-task _meta"},

@@ -255,8 +255,8 @@ func block(results map[string]report.Check) {
 // premise depends on (catalogue.Entry.DependsOn), and the root of the
 // premise its failed step stood on, if any.
 func dependencies(c report.Check) []string {
-	if catalogue.Premise(c.Premise) == catalogue.Own {
-		return nil // the failed step was the check's own
+	if p := catalogue.Premise(c.Premise); p == catalogue.Own || (p != "" && p.Root() == c.ID) {
+		return nil // the failed step was the check's own, or stood on what the check itself grades
 	}
 	deps := suites.MustLookup(c.ID).DependsOn
 	if p := catalogue.Premise(c.Premise); p != "" && p.Root() != c.ID && !slices.Contains(deps, p.Root()) {

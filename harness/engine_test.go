@@ -237,3 +237,18 @@ func TestBlockOwn(t *testing.T) {
 		t.Errorf("SESS-DELETE: %s, want blocked by SESS-UNKNOWN-404", c.Verdict)
 	}
 }
+
+// TestBlockOwnPremise: a failed step that stood on the premise the check
+// itself is the root of (ENVELOPE-404 reading the envelope it grades) is
+// the check's own: its static dependency (SESS-UNKNOWN-404, failed for
+// another reason) does not block it.
+func TestBlockOwnPremise(t *testing.T) {
+	res := map[string]report.Check{
+		"SESS-UNKNOWN-404": {ID: "SESS-UNKNOWN-404", Verdict: report.Fail, Message: "DELETE with unknown session id: 400"},
+		"ENVELOPE-404":     {ID: "ENVELOPE-404", Verdict: report.Fail, Message: "Content-Type of the 404", Premise: string(catalogue.PremiseEnvelope)},
+	}
+	block(res)
+	if c := res["ENVELOPE-404"]; c.Verdict != report.Fail {
+		t.Errorf("ENVELOPE-404, its own failure: %s blocked by %v", c.Verdict, c.BlockedBy)
+	}
+}

@@ -360,14 +360,17 @@ func (c *Client) Connect(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n.Status != http.StatusAccepted {
+	// Any 2xx accepts it: the session is made, whatever JSONRPC-NOTIFY-202
+	// says of a status other than 202.
+	if n.Status < 200 || n.Status > 299 {
 		return "", &InitializedError{SessionID: sid, Response: n, Sent: sent}
 	}
 	return sid, nil
 }
 
 // InitializedError is Connect's error when the server did not accept the
-// notifications/initialized of the session its initialize had just made.
+// notifications/initialized of the session its initialize had just made
+// (an error status).
 type InitializedError struct {
 	SessionID string
 	Response  *Response
@@ -377,7 +380,7 @@ type InitializedError struct {
 }
 
 func (e *InitializedError) Error() string {
-	return fmt.Sprintf("notifications/initialized: HTTP %d, want 202: %s", e.Response.Status, truncate(e.Response.Body))
+	return fmt.Sprintf("notifications/initialized: HTTP %d, an error status (a session's handshake wants 202): %s", e.Response.Status, truncate(e.Response.Body))
 }
 
 // Call sends a request and returns its answer.
@@ -464,9 +467,44 @@ func ResultText(result json.RawMessage) (string, error) {
 type StatusError struct {
 	Status int
 	Body   string
+	// ContentType is the answer's, which was not text/event-stream.
+	ContentType string
 }
 
-func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body) }
+func (e *StatusError) Error() string {
+	if e.Status/100 == 2 {
+		// A success that is no stream: say what it was instead.
+		ct := e.ContentType
+		if ct == "" {
+			ct = "none"
+		}
+		return fmt.Sprintf("HTTP %d with Content-Type %s, not an SSE stream: %s", e.Status, ct, e.Body)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body)
+}
+
+// errorBodyWait bounds how long the body of an answer that was to be a
+// stream and is not is read for an error message: one labelled as
+// something else may be a stream that never ends.
+var errorBodyWait = time.Second
+
+// errorBody reads at most 4 KiB of body, for at most errorBodyWait, and
+// closes it.
+func errorBody(body io.ReadCloser) string {
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(body, 4096))
+		got <- b
+	}()
+	select {
+	case b := <-got:
+		body.Close()
+		return string(b)
+	case <-time.After(errorBodyWait):
+		body.Close()
+		return string(<-got) + fmt.Sprintf("… (the body had not ended after %v: not read further)", errorBodyWait)
+	}
+}
 
 // Stream is an open SSE response, read event by event.
 type Stream struct {
@@ -482,9 +520,7 @@ func (c *Client) Open(req *http.Request) (*Stream, error) {
 		return nil, err
 	}
 	if !IsSSE(resp) {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
-		return nil, &StatusError{Status: resp.StatusCode, Body: string(body)}
+		return nil, &StatusError{Status: resp.StatusCode, Body: errorBody(resp.Body), ContentType: resp.Header.Get("Content-Type")}
 	}
 	return &Stream{Resp: resp, r: sse.NewReader(resp.Body)}, nil
 }

@@ -121,3 +121,15 @@ func TestOnPremise(t *testing.T) {
 		t.Errorf("after: %v %q", r.State, r.Premise)
 	}
 }
+
+// TestErrorShownAsMessage: an assertion on an error shows the error's
+// message, none of the Go value behind it.
+func TestErrorShownAsMessage(t *testing.T) {
+	type wrapped struct{ error }
+	r := run(t, time.Second, func(k *T) {
+		k.Expect(&wrapped{fmt.Errorf("initialize: HTTP 400: bad")}).NotTo(HaveOccurred(), "initialize handshake")
+	})
+	if r.State != Failed || !strings.Contains(r.Message, "initialize: HTTP 400: bad") || strings.Contains(r.Message, "0x") || strings.Contains(r.Message, "wrapped") {
+		t.Errorf("%v %q", r.State, r.Message)
+	}
+}

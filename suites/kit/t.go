@@ -52,7 +52,7 @@ type ended struct {
 func newT(ctx context.Context, e catalogue.Entry) *T {
 	t := &T{Entry: e, ctx: ctx, log: NewLog(), helpers: map[string]bool{}}
 	t.Gomega = gomega.NewGomega(func(message string, _ ...int) {
-		panic(ended{state: Failed, message: awaited(message), location: t.location(), premise: t.premise})
+		panic(ended{state: Failed, message: awaited(plain(message)), location: t.location(), premise: t.premise})
 	})
 	return t
 }

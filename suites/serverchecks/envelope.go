@@ -220,7 +220,10 @@ func (e *env) readEnvelope(resp *wire.Response) envelope {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	e.Expect(mt).To(Equal(wire.MediaTypeJSON), "Content-Type of the 404")
 	var env404 envelope
-	e.Expect(json.Unmarshal(resp.Body, &env404)).To(Succeed(), "404 body %q is not JSON", resp.Body)
+	e.Expect(json.Valid(resp.Body)).To(BeTrue(), "404 body %s is not JSON", quoted(string(resp.Body), 300))
+	if json.Unmarshal(resp.Body, &env404) != nil {
+		e.Failf(`404 body %s is JSON but not a JSON-RPC error response ({"jsonrpc":"2.0","id":null,"error":{"code":…,"message":…}})`, quoted(string(resp.Body), 300))
+	}
 	e.Expect(env404.JSONRPC).To(Equal("2.0"), "jsonrpc")
 	e.Expect(string(env404.ID)).To(Equal("null"), "id must be null")
 	e.Expect(env404.Error).NotTo(BeNil(), "the 404 body %s has no error object", resp.Body)

@@ -33,7 +33,7 @@ var echoIDs = []string{
 func jsonrpcChecks() []def {
 	return []def{
 		{Entry: catalogue.Entry{ID: "JSONRPC-NOTIFY-202", Level: catalogue.Must, Section: "jsonrpc", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecSending,
-			Summary: "The notifications/initialized that completes the handshake gets 202 Accepted with no body (\"If the server accepts the input, the server MUST return HTTP status code 202 Accepted with no body\"); every check that opens a session stands on it."},
+			Summary: "The notifications/initialized that completes the handshake gets 202 Accepted with no body (\"If the server accepts the input, the server MUST return HTTP status code 202 Accepted with no body\"); every check that opens a session stands on the notification being accepted (any 2xx; an error status blocks them)."},
 			body: func(ctx context.Context, e *env) { e.notify202(ctx) }},
 		{Entry: catalogue.Entry{ID: "JSONRPC-ID-ECHO", Level: catalogue.Should, Section: "jsonrpc", Revisions: catalogue.EveryRevision, Stateless: true, SpecRef: catalogue.SpecResponses,
 			Summary: "A response carries its request's id exactly (2^53+1, 1.5, a 30-digit integer, strings with escapes), or the request is refused with -32600 whose id is that id or null, never another."},
@@ -78,6 +78,16 @@ func (e *env) notify202(ctx context.Context) {
 	e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized: HTTP status%s", bodyNote(n))
 	e.Expect(len(n.Body)).To(BeZero(), "notifications/initialized was accepted with a body (Content-Type %q): %s; the answer to a notification has none",
 		n.Header.Get("Content-Type"), excerptOf(n))
+}
+
+// expectAccepted expects a notification of the handshake accepted: any
+// 2xx, as wire.Connect takes it; whether it is the 202 the specification
+// asks for is JSONRPC-NOTIFY-202's (catalogue.PremiseHandshake).
+func (e *env) expectAccepted(n *wire.Response, what string) {
+	e.Helper()
+	e.OnPremise(catalogue.PremiseHandshake, func() {
+		e.Expect(n.Status/100).To(Equal(2), "%s: HTTP status %d, an error%s", what, n.Status, bodyNote(n))
+	})
 }
 
 // idEchoRequests returns how the check sends a request with a raw id:

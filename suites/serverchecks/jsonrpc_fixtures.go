@@ -26,11 +26,17 @@ func init() {
 			Wrap:         idsThroughFloat64,
 		},
 		servers.Fixture{
-			Name:     "notifications-204",
-			About:    "a notification is answered 204 No Content instead of 202 Accepted, so every handshake's notifications/initialized is",
+			Name:   "notifications-204",
+			About:  "a notification is answered 204 No Content instead of 202 Accepted, so every handshake's notifications/initialized is: accepted all the same, so only JSONRPC-NOTIFY-202 fails",
+			Breaks: []string{"JSONRPC-NOTIFY-202"},
+			Wrap:   notifications204,
+		},
+		servers.Fixture{
+			Name:     "initialized-refused",
+			About:    "notifications/initialized is answered 400 Bad Request (the session is made all the same): every handshake fails",
 			Breaks:   []string{"JSONRPC-NOTIFY-202"},
 			Premises: []catalogue.Premise{catalogue.PremiseHandshake},
-			Wrap:     notifications204,
+			Wrap:     initializedRefused,
 		},
 		servers.Fixture{
 			Name: "refuses-odd-ids-rounded",
@@ -56,6 +62,19 @@ func notifications204(next http.Handler, _ server.Config) http.Handler {
 		if m := servers.PeekRPC(r); r.Method == http.MethodPost && m.Method != "" && len(m.ID) == 0 {
 			next.ServeHTTP(httptest.NewRecorder(), r)
 			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// initializedRefused answers notifications/initialized with 400, after
+// the reference took it.
+func initializedRefused(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := servers.PeekRPC(r); r.Method == http.MethodPost && m.Method == "notifications/initialized" {
+			next.ServeHTTP(httptest.NewRecorder(), r)
+			http.Error(w, "initialized refused", http.StatusBadRequest)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -90,7 +90,7 @@ func recreateChecks() []def {
 				}
 				n, err := e.C.Post(ctx, sid, wire.Notification("notifications/initialized"))
 				e.Expect(err).NotTo(HaveOccurred())
-				e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized after the re-initializes")
+				e.expectAccepted(n, "notifications/initialized after the re-initializes")
 				e.expectWorks(ctx, e.C, sid)
 				if e.Config.Tools.Stateful != nil {
 					after := e.stateful(ctx, e.C, sid)
@@ -132,7 +132,7 @@ func (e *env) reinitialize(ctx context.Context, c *wire.Client, sid string) {
 	e.Expect(resp.SessionID()).To(Equal(sid), "Mcp-Session-Id of the re-initialize answer")
 	n, err := c.Post(ctx, sid, wire.Notification("notifications/initialized"))
 	e.Expect(err).NotTo(HaveOccurred())
-	e.Expect(n.Status).To(Equal(http.StatusAccepted), "notifications/initialized after re-initialize")
+	e.expectAccepted(n, "notifications/initialized after re-initialize")
 }
 
 // stateful calls the profile's stateful tool and returns its text.
