@@ -252,3 +252,16 @@ func TestBlockOwnPremise(t *testing.T) {
 		t.Errorf("ENVELOPE-404, its own failure: %s blocked by %v", c.Verdict, c.BlockedBy)
 	}
 }
+
+// TestVerdictLinksFixes: a failed check links the recipes for it; a
+// passed one links none.
+func TestVerdictLinksFixes(t *testing.T) {
+	en := &engine{parallel: 1, margin: time.Second, progress: &bytes.Buffer{}}
+	e := suites.MustLookup("ORIGIN-403")
+	if c := en.verdict(e, "", kit.Result{State: kit.Failed, Message: "served"}); len(c.Fixes) == 0 || !strings.HasPrefix(c.Fixes[0].Ref, "docs/recipes/") {
+		t.Errorf("failed: fixes %v", c.Fixes)
+	}
+	if c := en.verdict(e, "", kit.Result{State: kit.Passed}); len(c.Fixes) != 0 {
+		t.Errorf("passed: fixes %v", c.Fixes)
+	}
+}

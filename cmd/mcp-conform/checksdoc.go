@@ -25,7 +25,7 @@ func writeChecksDoc(w io.Writer) error {
 		"*Applies to*: `sessions` (a 2025 target that issues session ids), `stateless` (a 2025 target that issues none), " +
 		"`2026-07-28` (the sessionless revision, `--protocol-version 2026-07-28`). " +
 		"*Rests on*: the checks its premise depends on; when one of them fails, this one is reported blocked by it. " +
-		"*Fixtures*: the broken implementations it fails on (docs/fixtures.md).\n")
+		"*Fixtures*: the broken implementations it fails on (docs/fixtures.md). A behaviour links the recipe that fixes it on each SDK that has one ([recipes](recipes/README.md)).\n")
 	for _, side := range []catalogue.Side{catalogue.Server, catalogue.Client} {
 		fmt.Fprintf(&b, "\n## %s checks\n", strings.ToUpper(string(side[:1]))+string(side[1:]))
 		section := ""
@@ -34,13 +34,26 @@ func writeChecksDoc(w io.Writer) error {
 				section = e.Section
 				fmt.Fprintf(&b, "\n### %s\n\n| ID | level | applies to | needs | rests on | fixtures | behaviour |\n| --- | --- | --- | --- | --- | --- | --- |\n", section)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s ([reference](%s)) |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s ([reference](%s))%s |\n",
 				e.ID, e.LevelText(), orDash(appliesTo(e)), orDash(e.NeedsText()), orDash(strings.Join(e.DependsOn, ", ")),
-				orDash(strings.Join(breakersOf(e), ", ")), strings.ReplaceAll(e.Summary, "|", `\|`), link(e.SpecRef))
+				orDash(strings.Join(breakersOf(e), ", ")), strings.ReplaceAll(e.Summary, "|", `\|`), link(e.SpecRef), fixes(e.ID))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fixes links the check's recipes (docs/recipes), one per SDK that has
+// one, from docs/checks.md.
+func fixes(id string) string {
+	var out []string
+	for _, r := range catalogue.Recipes(id) {
+		out = append(out, fmt.Sprintf("[fix on the %s](%s)", r.SDK, strings.TrimPrefix(r.Ref, "docs/")))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, ", ")
 }
 
 // appliesTo says on which kinds of target a check runs.

@@ -127,3 +127,20 @@ func TestMarkdownLimit(t *testing.T) {
 		t.Error("unbalanced <details>")
 	}
 }
+
+// TestFixLinks: a failed check's recipes are linked from the Markdown
+// (under the docs base) and named in the console's details.
+func TestFixLinks(t *testing.T) {
+	r := &Run{Mode: "server", Checks: []Check{{ID: "ORIGIN-403", Level: "MUST", Verdict: Fail, Message: "served",
+		Fixes: []Fix{{SDK: "TypeScript SDK 1.x", Ref: "docs/recipes/typescript-sdk.md#origin-403"}}}}}
+	r.Finish()
+	out := markdown(t, r, "https://github.com/o/mcp-conform/blob/v1.2.0/")
+	if want := "[fix on the TypeScript SDK 1.x](https://github.com/o/mcp-conform/blob/v1.2.0/docs/recipes/typescript-sdk.md#origin-403)"; !strings.Contains(out, want) {
+		t.Errorf("Markdown lacks %q:\n%s", want, out)
+	}
+	var b strings.Builder
+	WriteSummary(&b, r, false)
+	if want := "the fix on the TypeScript SDK 1.x: docs/recipes/typescript-sdk.md#origin-403"; !strings.Contains(b.String(), want) {
+		t.Errorf("console lacks %q:\n%s", want, b.String())
+	}
+}
