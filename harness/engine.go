@@ -104,7 +104,11 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 	var mu sync.Mutex
 	finished, total := 0, len(pool)+len(alone)
 	done := func(j job, r kit.Result) {
-		if r.State != kit.Passed && r.State != kit.Inconclusive && en.gone != nil {
+		// A skip for what the target answered (not offered, not observed)
+		// is as suspect as a failure; one for the run's own settings is not.
+		answered := r.State == kit.Failed || r.State == kit.Abandoned ||
+			(r.State == kit.Skipped && (r.Cause == report.NotOffered || r.Cause == report.Unobservable || r.Cause == report.Interfered))
+		if answered && en.gone != nil {
 			if err := en.gone(); err != nil {
 				r = kit.Result{State: kit.Inconclusive, Message: err.Error() + "\n(what the check saw: " + firstLine(r.Message) + ")",
 					Exchange: r.Exchange, Timeline: r.Timeline, Took: r.Took}
