@@ -131,13 +131,14 @@ clean:
 conform-thirdparty: build
 	for i in fixtures/thirdparty/*/install.sh; do $$i >/dev/null || exit 1; done
 	$(GO) build -o bin/gosdk-peer ./fixtures/thirdparty/gosdk
+	$(GO) build -o bin/gosdk-recipes-peer ./fixtures/thirdparty/gosdk-recipes
 	$(GO) build -o bin/mcpgo-peer ./fixtures/thirdparty/mcpgo
 	$(GO) build -o bin/mcpgo-recipes-peer ./fixtures/thirdparty/mcpgo-recipes
 	@# A peer in a Go module of its own (its go.mod pins the library).
 	cd fixtures/thirdparty/trpc-mcp-go && $(GO) build -o $(CURDIR)/bin/trpcmcp-peer .
 	@# Every step runs, so every report is written; any failure fails the target.
 	status=0; \
-	THIRDPARTY_PARALLEL_1=1 GOSDK_PEER=$(CURDIR)/bin/gosdk-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer MCPGO_RECIPES_PEER=$(CURDIR)/bin/mcpgo-recipes-peer TRPCMCP_PEER=$(CURDIR)/bin/trpcmcp-peer fixtures/thirdparty/run.sh $(BIN) || status=1; \
+	THIRDPARTY_PARALLEL_1=1 GOSDK_PEER=$(CURDIR)/bin/gosdk-peer GOSDK_RECIPES_PEER=$(CURDIR)/bin/gosdk-recipes-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer MCPGO_RECIPES_PEER=$(CURDIR)/bin/mcpgo-recipes-peer TRPCMCP_PEER=$(CURDIR)/bin/trpcmcp-peer fixtures/thirdparty/run.sh $(BIN) || status=1; \
 	fixtures/thirdparty/replicas.sh $(BIN) || status=1; \
 	fixtures/thirdparty/clients/run.sh $(BIN) || status=1; \
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer $(GO) test -count=1 -run '^TestE2EInitThirdParty$$' ./cmd/mcp-conform || status=1; \

@@ -24,6 +24,13 @@ var recipePages = []struct {
 		"get-primed-and-sse-retry-field":                               {"GET-PRIMED", "SSE-RETRY-FIELD"},
 		"envelope-404-restart-404":                                     {"ENVELOPE-404", "RESTART-404"},
 	}},
+	{"Go SDK", "docs/recipes/go-sdk.md", map[string][]string{
+		"envelope-404-restart-404": {"ENVELOPE-404", "RESTART-404"},
+		"sess-missing-400":         {"SESS-MISSING-400"},
+		"jsonrpc-id-echo":          {"JSONRPC-ID-ECHO"},
+		"recreate-reinit-200-recreate-state-kept-recreate-works-after-recreate-concurrent-recreate-inflight": {"RECREATE-REINIT-200", "RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT", "RECREATE-INFLIGHT"},
+		"get-stale-replaced-get-live-replaced-and-sse-retry-field":                                           {"GET-STALE-REPLACED", "GET-LIVE-REPLACED", "SSE-RETRY-FIELD"},
+	}},
 	{"mcp-go", "docs/recipes/mcp-go.md", map[string][]string{
 		"origin-403":                        {"ORIGIN-403"},
 		"sess-missing-400-sess-unknown-404": {"SESS-MISSING-400", "SESS-UNKNOWN-404"},
