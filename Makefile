@@ -12,7 +12,7 @@ BIN := bin/mcp-conform
 # Arguments for `make run`, e.g. make run ARGS="reference-server --addr 127.0.0.1:9000".
 ARGS ?= reference-server
 
-.PHONY: all build test test-race test-e2e test-matrix test-load check run lint fmt bench flake clean fuzz help release-snapshot
+.PHONY: all build test test-race test-e2e test-matrix test-load check run lint fmt bench flake clean fuzz help release-snapshot docs
 
 all: lint build test
 
@@ -80,6 +80,13 @@ test-load:
 check:
 	@test -n "$(ID)" || { echo "usage: make check ID=GRACE-EXPIRES" >&2; exit 2; }
 	$(GO) test -count=1 -run '^TestOneCheck$$' -v ./cmd/mcp-conform -check '$(ID)'
+
+## docs: regenerate every generated document (make test fails while one is stale)
+docs:
+	$(GO) test -count=1 -run '^TestDocMatrix$$' ./suites -update
+	$(GO) test -count=1 -run '^TestDocBlocks$$' ./harness -update
+	$(GO) test -count=1 -run '^TestChecksDoc$$' ./cmd/mcp-conform -update-docs
+	$(GO) test -count=1 ./fixtures/thirdparty/recipes -update
 
 ## fuzz: each fuzz target (FUZZTIME=10m for longer); seed corpora are in testdata/fuzz
 # Fuzz targets (package:target).
