@@ -65,11 +65,11 @@ func expectInert(t *testing.T, dir, stdout, stderr string) {
 	}
 }
 
-// TestHostileServer runs every check against a server whose every text
+// TestE2EHostileServer runs every check against a server whose every text
 // is hostile (fixtures/hostile: escape sequences, workflow commands,
 // invalid UTF-8, session ids that are commands, 8 MiB error bodies): the
 // console stays inert and the reports bounded.
-func TestHostileServer(t *testing.T) {
+func TestE2EHostileServer(t *testing.T) {
 	skipShort(t, "runs the checks against the hostile server")
 	t.Parallel()
 	exe, err := os.Executable()
@@ -89,9 +89,9 @@ func TestHostileServer(t *testing.T) {
 	expectInert(t, dir, stdout, stderr)
 }
 
-// TestHostileClient grades a client whose output is hostile
+// TestE2EHostileClient grades a client whose output is hostile
 // (fixtures/clients/hostile.sh) on stderr and in its JSON lines.
-func TestHostileClient(t *testing.T) {
+func TestE2EHostileClient(t *testing.T) {
 	skipShort(t, "runs the client checks against the hostile client")
 	t.Parallel()
 	script, err := filepath.Abs("../../fixtures/clients/hostile.sh")

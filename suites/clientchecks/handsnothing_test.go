@@ -163,10 +163,10 @@ func TestHandsNothing(t *testing.T) {
 	}
 }
 
-// TestFixtureMessages: against the reference client's variants built by
+// TestE2EFixtureMessages: against the reference client's variants built by
 // `mcp-conform`, a failure says what the variant does wrong, from what the
 // server sent; a legitimate variant passes.
-func TestFixtureMessages(t *testing.T) {
+func TestE2EFixtureMessages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds mcp-conform and runs the reference client's variants")
 	}
