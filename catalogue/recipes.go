@@ -24,6 +24,10 @@ var recipePages = []struct {
 		"get-primed-and-sse-retry-field":                               {"GET-PRIMED", "SSE-RETRY-FIELD"},
 		"envelope-404-restart-404":                                     {"ENVELOPE-404", "RESTART-404"},
 	}},
+	{"TypeScript SDK 2.x", "docs/recipes/typescript-sdk-v2.md", map[string][]string{
+		"jsonrpc-id-echo": {"JSONRPC-ID-ECHO"},
+		"sse-priming":     {"SSE-PRIMING"},
+	}},
 	{"Go SDK", "docs/recipes/go-sdk.md", map[string][]string{
 		"envelope-404-restart-404": {"ENVELOPE-404", "RESTART-404"},
 		"sess-missing-400":         {"SESS-MISSING-400"},
