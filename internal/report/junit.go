@@ -82,6 +82,9 @@ func WriteJUnit(w io.Writer, r *Run) error {
 		if c.Revision != "" {
 			tc.Properties = append(tc.Properties, junitProperty{"protocol_version", c.Revision})
 		}
+		for _, f := range c.Fixes {
+			tc.Properties = append(tc.Properties, junitProperty{"fix", f.SDK + ": " + f.Ref})
+		}
 		switch c.Verdict {
 		case Fail, Stale:
 			s.Failures++
@@ -117,6 +120,9 @@ func details(c Check) string {
 	b.WriteString(c.Message)
 	if c.Location != "" {
 		fmt.Fprintf(&b, "\n(at %s)", c.Location)
+	}
+	for _, f := range c.Fixes {
+		fmt.Fprintf(&b, "\nthe fix on the %s: %s", f.SDK, f.Ref)
 	}
 	if c.Exchange != "" {
 		b.WriteString("\n\nexchange:\n")

@@ -143,4 +143,11 @@ func TestFixLinks(t *testing.T) {
 	if want := "the fix on the TypeScript SDK 1.x: docs/recipes/typescript-sdk.md#origin-403"; !strings.Contains(b.String(), want) {
 		t.Errorf("console lacks %q:\n%s", want, b.String())
 	}
+	var j strings.Builder
+	if err := WriteJUnit(&j, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := `<property name="fix" value="TypeScript SDK 1.x: docs/recipes/typescript-sdk.md#origin-403">`; !strings.Contains(j.String(), want) {
+		t.Errorf("JUnit lacks %q:\n%s", want, j.String())
+	}
 }
