@@ -29,9 +29,10 @@ var recipePages = []struct {
 		"sse-priming":     {"SSE-PRIMING"},
 	}},
 	{"Go SDK", "docs/recipes/go-sdk.md", map[string][]string{
-		"envelope-404-restart-404": {"ENVELOPE-404", "RESTART-404"},
-		"sess-missing-400":         {"SESS-MISSING-400"},
-		"jsonrpc-id-echo":          {"JSONRPC-ID-ECHO"},
+		"envelope-404-restart-404":                {"ENVELOPE-404", "RESTART-404"},
+		"sess-missing-400":                        {"SESS-MISSING-400"},
+		"grace-live-stream-grace-activity-resets": {"GRACE-LIVE-STREAM", "GRACE-ACTIVITY-RESETS"},
+		"jsonrpc-id-echo":                         {"JSONRPC-ID-ECHO"},
 		"recreate-reinit-200-recreate-state-kept-recreate-works-after-recreate-concurrent-recreate-inflight": {"RECREATE-REINIT-200", "RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT", "RECREATE-INFLIGHT"},
 		"get-stale-replaced-get-live-replaced-and-sse-retry-field":                                           {"GET-STALE-REPLACED", "GET-LIVE-REPLACED", "SSE-RETRY-FIELD"},
 	}},
