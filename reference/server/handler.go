@@ -529,13 +529,23 @@ func (s *Server) initializeNew(ctx context.Context, w http.ResponseWriter, r *ht
 	gen, _, _ := sess.begin(s.cfg.Clock.Now())
 	defer s.ended(sess)
 	dw, release := s.bindBrief(w, sess)
-	defer release()
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
 	dw.errs.id = rpcID
 	gen.handler.ServeHTTP(dw, r.WithContext(ctx))
 	// Not serverSession: the client has the InitializeResult before
 	// ServeHTTP returns, and a re-initialize of the session may have
 	// replaced and closed gen meanwhile.
 	if !gen.initializeSucceeded() {
+		// The go-sdk's own refusal (an Accept without text/event-stream,
+		// say) is the answer: released before the session that never was
+		// is removed, it is not taken for an answer the removal lost.
+		released = true
+		release()
 		s.remove(sess, "dropped: initialize failed", nil)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,5 +188,28 @@ func eventually(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestInitializeRefusalPassesThrough: an initialize the go-sdk refuses (an
+// Accept without text/event-stream) gets the go-sdk's 400, saying why, not
+// an envelope telling the client to reinitialize, which it would do for
+// ever: the session that never was is removed after the answer.
+func TestInitializeRefusalPassesThrough(t *testing.T) {
+	e := newEnv(t, noKeepAlive)
+	req, err := e.c.NewHTTPRequest(e.ctx(), http.MethodPost, "", e.c.Request("initialize", e.c.InitializeParams()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := e.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != http.StatusBadRequest || !strings.Contains(string(resp.Body), "Accept must contain") {
+		t.Fatalf("initialize with Accept: application/json: HTTP %d %s, want the go-sdk's 400", resp.Status, resp.Body)
+	}
+	if resp.SessionID() != "" {
+		t.Errorf("a refused initialize named session %q", resp.SessionID())
 	}
 }

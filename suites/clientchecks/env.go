@@ -306,6 +306,17 @@ func (e *clientEnv) toolCalls(n int) []exchange {
 	return out
 }
 
+// undisturbed reports whether the scripted server has done nothing to run
+// n so far: no answer of it changed (a note) and no stream of it cut.
+func (e *clientEnv) undisturbed(n int) bool {
+	for _, x := range e.exchanges(n) {
+		if x.Note != "" || !x.CutAt.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
 // waitForDuring waits until the server has seen a request that matches
 // while run cr is going; the run ending first fails the check.
 func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what string, match func(exchange) bool) exchange {
@@ -322,7 +333,15 @@ func (e *clientEnv) waitForDuring(ctx context.Context, cr *clientRun, what strin
 		select {
 		case <-cr.done:
 			cr.declined()
-			e.Failf("run %d (%s) ended (%s) before the server saw %s%s", cr.n, cr.action, cr.exitText(), what, cr.clientError())
+			fail := func() {
+				e.Failf("run %d (%s) ended (%s) before the server saw %s%s", cr.n, cr.action, cr.exitText(), what, cr.clientError())
+			}
+			if e.undisturbed(cr.n) {
+				// Nothing was done to the run yet: what stopped it is what
+				// stops an undisturbed call (CLI-CALL-UNDISTURBED).
+				e.OnPremise(catalogue.PremiseClientCall, fail)
+			}
+			fail()
 		case <-ctx.Done():
 			cr.overdue(fmt.Sprintf("waited %v for the server to see %s during run %d, in vain", since(began), what, cr.n), "the client never sent it", true)
 		case <-tick.C:

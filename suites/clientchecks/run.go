@@ -341,10 +341,29 @@ func (cr *clientRun) clientError() string {
 		text = cr.lastStderr
 	}
 	cr.mu.Unlock()
-	if text = strings.Join(strings.Fields(text), " "); text == "" {
-		return ""
+	out := ""
+	if text = strings.Join(strings.Fields(text), " "); text != "" {
+		out = "\n(the client's error: " + kit.Clip(text, 300) + ")"
 	}
-	return "\n(the client's error: " + kit.Clip(text, 300) + ")"
+	return out + cr.refusal()
+}
+
+// refusal says what the scripted server refused of the run on its own,
+// not as the scenario's fault: the last error status it answered that no
+// script note explains (an Accept without text/event-stream, say), which a
+// client may report only as its status.
+func (cr *clientRun) refusal() string {
+	xs := cr.e.exchanges(cr.n)
+	for i := len(xs) - 1; i >= 0; i-- {
+		if x := xs[i]; x.Status >= 400 && x.Note == "" {
+			what := x.Method
+			if x.RPC.Method != "" {
+				what += " " + x.RPC.Method
+			}
+			return fmt.Sprintf("\n(the server answered its %s with %d: %q)", what, x.Status, kit.Clip(strings.TrimSpace(string(x.Body)), 300))
+		}
+	}
+	return ""
 }
 
 // fails waits for the run and expects it to end with a failure it
