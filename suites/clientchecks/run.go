@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -350,12 +351,13 @@ func (cr *clientRun) clientError() string {
 
 // refusal says what the scripted server refused of the run on its own,
 // not as the scenario's fault: the last error status it answered that no
-// script note explains (an Accept without text/event-stream, say), which a
+// script note explains and that is no 404 (the scenarios' expiries and
+// restarts answer 404), an Accept without text/event-stream, say, which a
 // client may report only as its status.
 func (cr *clientRun) refusal() string {
 	xs := cr.e.exchanges(cr.n)
 	for i := len(xs) - 1; i >= 0; i-- {
-		if x := xs[i]; x.Status >= 400 && x.Note == "" {
+		if x := xs[i]; x.Status >= 400 && x.Status != http.StatusNotFound && x.Note == "" {
 			what := x.Method
 			if x.RPC.Method != "" {
 				what += " " + x.RPC.Method
