@@ -248,8 +248,8 @@ func block(results map[string]report.Check) {
 		if p := catalogue.Premise(c.Premise); p != "" && p != catalogue.Own {
 			premise = "this check's failed step stood on it (" + p.Says() + ")"
 		}
-		c.Message = "blocked by " + strings.Join(why, "; ") + ": " + premise + ", so fix that first.\n" +
-			"This check's own result (" + string(c.Verdict) + "): " + c.Message
+		c.Message = inert.Bound("blocked by "+strings.Join(why, "; ")+": "+premise+", so fix that first.\n"+
+			"This check's own result ("+string(c.Verdict)+"): "+c.Message, report.MaxMessage)
 		c.Verdict = report.Blocked
 		results[name] = c
 	}
@@ -331,6 +331,7 @@ func (en *engine) verdict(e catalogue.Entry, revision string, r kit.Result) repo
 				c.Message += "\n(the first attempt: " + r.Retried + ")"
 			}
 		}
+		c.Message = inert.Bound(c.Message, report.MaxMessage)
 		return c
 	case kit.Passed:
 		c.Verdict = report.Pass
@@ -357,6 +358,7 @@ func (en *engine) verdict(e catalogue.Entry, revision string, r kit.Result) repo
 			c.Verdict = report.Info
 		}
 	}
+	c.Message = inert.Bound(c.Message, report.MaxMessage)
 	return c
 }
 

@@ -265,3 +265,28 @@ func TestVerdictLinksFixes(t *testing.T) {
 		t.Errorf("passed: fixes %v", c.Fixes)
 	}
 }
+
+// TestMessagesBounded: whatever a check quotes, its message in the report
+// stays within report.MaxMessage, blocked and retried ones included.
+func TestMessagesBounded(t *testing.T) {
+	huge := strings.Repeat("x", 3*report.MaxMessage)
+	en := &engine{parallel: 1, margin: time.Second, progress: &bytes.Buffer{}}
+	e := suites.MustLookup("SESS-DELETE")
+	for _, r := range []kit.Result{
+		{State: kit.Failed, Message: huge},
+		{State: kit.Inconclusive, Message: huge, Retried: huge + "y"},
+		{State: kit.Skipped, Message: huge},
+	} {
+		if c := en.verdict(e, "", r); len(c.Message) > report.MaxMessage {
+			t.Errorf("%v: a message of %d bytes", r.State, len(c.Message))
+		}
+	}
+	res := map[string]report.Check{
+		"SESS-UNKNOWN-404": {ID: "SESS-UNKNOWN-404", Verdict: report.Fail, Message: huge},
+		"SESS-DELETE":      {ID: "SESS-DELETE", Verdict: report.Fail, Message: huge},
+	}
+	block(res)
+	if c := res["SESS-DELETE"]; c.Verdict != report.Blocked || len(c.Message) > report.MaxMessage {
+		t.Errorf("blocked: %s, a message of %d bytes", c.Verdict, len(c.Message))
+	}
+}
