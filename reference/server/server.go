@@ -189,6 +189,18 @@ func (s *Server) InFlight() int {
 	return n
 }
 
+// Reserved returns how many tool calls and waiting tasks/result requests
+// hold a place under MaxCallsPerSession, in every live session.
+func (s *Server) Reserved() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, sess := range s.sessions {
+		n += int(sess.calls.Load())
+	}
+	return n
+}
+
 // lookup returns the live session with the given id.
 func (s *Server) lookup(id string) *session {
 	s.mu.Lock()
