@@ -20,9 +20,19 @@ type Event struct {
 	ID    string
 	HasID bool // the event carried an id field (possibly empty)
 	Data  string
+	// HasData: the event carried a data field (possibly empty).
+	HasData bool
 	// Retry is the reconnection delay from a "retry" field, 0 if none.
 	Retry    time.Duration
 	HasRetry bool
+}
+
+// RetryOnly reports whether the event is a bare reconnection delay: a
+// retry field and nothing else, which sets the client's delay and
+// dispatches nothing, so it is not the stream's first message or event
+// id.
+func (e Event) RetryOnly() bool {
+	return e.HasRetry && !e.HasID && !e.HasData && e.Name == ""
 }
 
 // Reader reads events from a stream.
@@ -68,7 +78,7 @@ func (r *Reader) Next() (Event, error) {
 		case "event":
 			ev.Name, has = value, true
 		case "data":
-			data, has = append(data, value), true
+			data, has, ev.HasData = append(data, value), true, true
 		case "id":
 			if !strings.Contains(value, "\x00") {
 				ev.ID, ev.HasID, has = value, true, true

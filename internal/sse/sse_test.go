@@ -9,13 +9,15 @@ import (
 )
 
 func TestReader(t *testing.T) {
-	in := ": ok\n\nevent: prime\nid: a_0\ndata: \n\nid: a_1\r\ndata: {\"x\":1}\r\ndata: two\r\n\r\nretry: 500\rid: a_2\r\rdata: partial"
+	in := ": ok\n\nretry: 1000\n\nevent: prime\nid: a_0\ndata: \n\nid: a_1\r\ndata: {\"x\":1}\r\ndata: two\r\n\r\nretry: 500\rid: a_2\r\rdata: partial"
 	r := NewReader(strings.NewReader(in))
 	want := []Event{
-		{Name: "prime", ID: "a_0", HasID: true},
-		{ID: "a_1", HasID: true, Data: "{\"x\":1}\ntwo"},
+		{Retry: time.Second, HasRetry: true},
+		{Name: "prime", ID: "a_0", HasID: true, HasData: true},
+		{ID: "a_1", HasID: true, Data: "{\"x\":1}\ntwo", HasData: true},
 		{ID: "a_2", HasID: true, Retry: 500 * time.Millisecond, HasRetry: true},
 	}
+	retryOnly := []bool{true, false, false, false}
 	for i, w := range want {
 		got, err := r.Next()
 		if err != nil {
@@ -23,6 +25,9 @@ func TestReader(t *testing.T) {
 		}
 		if got != w {
 			t.Errorf("event %d = %+v, want %+v", i, got, w)
+		}
+		if got.RetryOnly() != retryOnly[i] {
+			t.Errorf("event %d: RetryOnly() = %v, want %v", i, got.RetryOnly(), retryOnly[i])
 		}
 	}
 	if _, err := r.Next(); !errors.Is(err, io.EOF) {

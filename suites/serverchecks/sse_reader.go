@@ -1,6 +1,7 @@
 package serverchecks
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -85,4 +86,24 @@ func (r *sseReader) sinceLastID() time.Duration {
 		return 0
 	}
 	return time.Since(r.idAt)
+}
+
+// firstEvent returns a stream's first event that is more than a bare
+// retry field (sse.Event.RetryOnly): a server may set the reconnection
+// delay before it primes the stream, and that block is neither the
+// stream's first message nor its first id. ok is false when there is no
+// such event yet.
+func firstEvent(evs []sse.Event) (first sse.Event, ok bool) {
+	for _, ev := range evs {
+		if !ev.RetryOnly() {
+			return ev, true
+		}
+	}
+	return sse.Event{}, false
+}
+
+// primes reports whether ev is a priming event: an id to resume from,
+// and no data.
+func primes(ev sse.Event) bool {
+	return ev.HasID && ev.ID != "" && strings.TrimSpace(ev.Data) == ""
 }

@@ -183,17 +183,16 @@ func streamChecks() []def {
 				if e.Config.Has(catalogue.KeyNotifying) {
 					k := e.startNotifying(ctx, e.C, sid, "priming")
 					e.awaitResponse(ctx, k, k.post)
-					first := k.post.Events()[0]
-					e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+					first, _ := firstEvent(k.post.Events())
+					e.Expect(primes(first)).To(BeTrue(),
 						"the POST stream's first event must have an id and empty data; got id %q data %q", first.ID, first.Data)
 				} else {
 					// With no tool to call, the POST streams of requests every
 					// server answers; one answered with JSON has none to judge.
 					judged := 0
 					for _, resp := range e.plainRequests(ctx, sid) {
-						if resp.IsSSE && len(resp.Events) > 0 {
-							first := resp.Events[0]
-							e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+						if first, ok := firstEvent(resp.Events); resp.IsSSE && ok {
+							e.Expect(primes(first)).To(BeTrue(),
 								"the POST stream's first event (%s) must have an id and empty data; got id %q data %q", resp.method, first.ID, first.Data)
 							judged++
 						}

@@ -21,6 +21,12 @@ import (
 func init() {
 	servers.Register(
 		servers.Fixture{
+			Name: "retry-before-priming",
+			About: "every SSE stream starts with a bare retry field (`retry: 500`, nothing else) before the reference's priming event, " +
+				"as a server that sets the reconnection delay first writes it: it breaks nothing",
+			Wrap: retryBeforePriming,
+		},
+		servers.Fixture{
 			Name:   "get-stream-202",
 			About:  "GET streams are answered 202 Accepted instead of 200 OK (the stream itself works)",
 			Breaks: []string{"GET-SSE-OR-405", "GET-STALE-REPLACED"},
@@ -346,6 +352,23 @@ func retryStripped(next http.Handler, _ server.Config) http.Handler {
 					return rest
 				}
 				return nil
+			}
+		})
+	})
+}
+
+// retryBeforePriming writes a block of a retry field alone ahead of each
+// SSE answer's first event.
+func retryBeforePriming(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+			first := true
+			ew.OnEvent = func(raw []byte) []byte {
+				if !first {
+					return raw
+				}
+				first = false
+				return append([]byte("retry: 500\n\n"), raw...)
 			}
 		})
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -51,11 +50,11 @@ func streamResilienceChecks() []def {
 			body: func(ctx context.Context, e *env) {
 				sid := e.connect(ctx, e.C)
 				get := e.openGET(ctx, e.C, sid, "")
-				e.Expect(e.WaitUntil(primingWait, func() bool { return len(get.Events()) > 0 })).To(BeTrue(),
+				e.Expect(e.WaitUntil(primingWait, func() bool { _, ok := firstEvent(get.Events()); return ok })).To(BeTrue(),
 					"no event on the standalone GET stream within %v: without a priming event a client cut before the first message has no id to resume from "+
 						"(a resilience expectation; the specification asks it of POST streams only)", primingWait)
-				first := get.Events()[0]
-				e.Expect(first.HasID && first.ID != "" && strings.TrimSpace(first.Data) == "").To(BeTrue(),
+				first, _ := firstEvent(get.Events())
+				e.Expect(primes(first)).To(BeTrue(),
 					"the GET stream's first event has id %q and data %q, not an id and empty data: a client cut before the first message has no id to resume from "+
 						"(a resilience expectation; the specification asks it of POST streams only)", first.ID, first.Data)
 			}},
