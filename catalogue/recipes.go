@@ -42,6 +42,7 @@ var recipePages = []struct {
 		"envelope-404-restart-404":          {"ENVELOPE-404", "RESTART-404"},
 		"jsonrpc-id-echo":                   {"JSONRPC-ID-ECHO"},
 		"recreate-reinit-200-recreate-state-kept-recreate-works-after-recreate-concurrent": {"RECREATE-REINIT-200", "RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT"},
+		"sse-retry-field-modern-sse-unbuffered-modern-last-event-id-ignored":               {"SSE-RETRY-FIELD", "MODERN-SSE-UNBUFFERED", "MODERN-LAST-EVENT-ID-IGNORED"},
 	}},
 }
 
