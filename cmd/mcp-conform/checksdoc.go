@@ -48,7 +48,7 @@ func writeChecksDoc(w io.Writer) error {
 func fixes(id string) string {
 	var out []string
 	for _, r := range catalogue.Recipes(id) {
-		out = append(out, fmt.Sprintf("[fix on the %s](%s)", r.SDK, strings.TrimPrefix(r.Ref, "docs/")))
+		out = append(out, fmt.Sprintf("[fix if built on the %s](%s)", r.SDK, strings.TrimPrefix(r.Ref, "docs/")))
 	}
 	if len(out) == 0 {
 		return ""

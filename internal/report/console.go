@@ -47,7 +47,7 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fs\n", c.Name(), c.Level, Mark(c.Verdict), c.Seconds)
 	}
 	tw.Flush()
-	first := true
+	first, fixes := true, false
 	for _, c := range RootsFirst(r.Checks) {
 		if c.Verdict == Pass || c.Verdict == Skip {
 			continue
@@ -59,11 +59,15 @@ func WriteSummary(w io.Writer, r *Run, exchanges bool) {
 		fmt.Fprintf(w, "\n%s %s (%s): %s\n", Mark(c.Verdict), c.Name(), c.Level, c.Summary)
 		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(c.Message), "\n", "\n  "))
 		for _, f := range c.Fixes {
-			fmt.Fprintf(w, "  the fix on the %s: %s\n", f.SDK, f.Ref)
+			fmt.Fprintf(w, "  the fix if it is built on the %s: %s\n", f.SDK, f.Ref)
+			fixes = true
 		}
 		if exchanges && c.Exchange != "" && c.Verdict.FailsRun() {
 			fmt.Fprintf(w, "  exchange:\n    %s\n", strings.ReplaceAll(strings.TrimRight(c.Exchange, "\n"), "\n", "\n    "))
 		}
+	}
+	if fixes {
+		fmt.Fprintf(w, "\n%s\n", FixesNote)
 	}
 	counts, unselected := verdictCounts(r)
 	result := r.Result()

@@ -122,7 +122,7 @@ func details(c Check) string {
 		fmt.Fprintf(&b, "\n(at %s)", c.Location)
 	}
 	for _, f := range c.Fixes {
-		fmt.Fprintf(&b, "\nthe fix on the %s: %s", f.SDK, f.Ref)
+		fmt.Fprintf(&b, "\nthe fix if it is built on the %s: %s", f.SDK, f.Ref)
 	}
 	if c.Exchange != "" {
 		b.WriteString("\n\nexchange:\n")

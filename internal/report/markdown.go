@@ -213,7 +213,7 @@ func (m *mdWriter) item(c Check) string {
 		b.WriteString(" · " + link)
 	}
 	for _, f := range c.Fixes {
-		b.WriteString(" · " + m.linkText("fix on the "+f.SDK, f.Ref))
+		b.WriteString(" · " + m.linkText("fix if built on the "+f.SDK, f.Ref))
 	}
 	return b.String()
 }

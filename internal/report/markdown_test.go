@@ -135,13 +135,15 @@ func TestFixLinks(t *testing.T) {
 		Fixes: []Fix{{SDK: "TypeScript SDK 1.x", Ref: "docs/recipes/typescript-sdk.md#origin-403"}}}}}
 	r.Finish()
 	out := markdown(t, r, "https://github.com/o/mcp-conform/blob/v1.2.0/")
-	if want := "[fix on the TypeScript SDK 1.x](https://github.com/o/mcp-conform/blob/v1.2.0/docs/recipes/typescript-sdk.md#origin-403)"; !strings.Contains(out, want) {
+	if want := "[fix if built on the TypeScript SDK 1.x](https://github.com/o/mcp-conform/blob/v1.2.0/docs/recipes/typescript-sdk.md#origin-403)"; !strings.Contains(out, want) {
 		t.Errorf("Markdown lacks %q:\n%s", want, out)
 	}
 	var b strings.Builder
 	WriteSummary(&b, r, false)
-	if want := "the fix on the TypeScript SDK 1.x: docs/recipes/typescript-sdk.md#origin-403"; !strings.Contains(b.String(), want) {
-		t.Errorf("console lacks %q:\n%s", want, b.String())
+	for _, want := range []string{"the fix if it is built on the TypeScript SDK 1.x: docs/recipes/typescript-sdk.md#origin-403", FixesNote} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("console lacks %q:\n%s", want, b.String())
+		}
 	}
 	var j strings.Builder
 	if err := WriteJUnit(&j, r); err != nil {

@@ -99,6 +99,10 @@ type Check struct {
 	Fixes []Fix `json:"fixes,omitempty"`
 }
 
+// FixesNote says why a failure names the fix for more than one SDK.
+const FixesNote = "Fixes are named for every SDK that has a recipe for the check: which SDK a target is built on " +
+	"cannot be told from what it sends (serverInfo names the server, not its SDK). docs/recipes/README.md"
+
 // Fix is a recipe for a failed check on one SDK: the section of
 // docs/recipes that says what to change.
 type Fix struct {
