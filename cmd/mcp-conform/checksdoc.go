@@ -84,7 +84,9 @@ func breakersOf(e catalogue.Entry) []string {
 	}
 	for _, f := range servers.All() {
 		switch {
-		case slices.Contains(f.Breaks, e.ID) && slices.Contains(f.Blocked, e.ID):
+		case slices.Contains(f.Breaks, e.ID) && !suites.ProvesFailure(f, e.ID):
+			out = append(out, f.Name+" (may be blocked)")
+		case suites.Blockable(e.ID, f.Breaks):
 			out = append(out, f.Name+" (blocked)")
 		case slices.Contains(f.Breaks, e.ID), slices.Contains(f.ModernBreaks, e.ID):
 			out = append(out, f.Name)

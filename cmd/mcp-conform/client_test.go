@@ -196,7 +196,7 @@ func scenariosOf(ids []string) []string {
 		return nil
 	}
 	var args []string
-	for _, id := range withPremises(ids) {
+	for _, id := range suites.WithPremises(ids) {
 		args = append(args, "--scenario", id)
 	}
 	return args

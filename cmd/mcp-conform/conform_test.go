@@ -184,20 +184,22 @@ func TestE2EServerCatchesFixtures(t *testing.T) {
 var fullMatrix = os.Getenv("MCP_CONFORM_MATRIX") == "full"
 
 // focusOn is the --focus flag of a fixture run that proves the checks ids
-// (with the checks their premises rest on); none when the matrix is full
-// or ids is empty, for a fixture that breaks nothing: such a run is the
-// whole suite.
+// (with the checks their premises rest on, and those whose premises rest
+// on them, which the fixture may block: so a check added with DependsOn
+// is seen blocked in make test, as in the full matrix); none when the
+// matrix is full or ids is empty, for a fixture that breaks nothing: such
+// a run is the whole suite.
 func focusOn(ids []string) []string {
 	if fullMatrix || len(ids) == 0 {
 		return nil
 	}
-	return []string{"--focus", focusPattern(ids)}
+	return []string{"--focus", focusPattern(append(slices.Clone(ids), suites.Dependents(ids)...))}
 }
 
 // focusPattern is the --focus pattern that selects ids and the checks
 // their premises rest on, and nothing else.
 func focusPattern(ids []string) string {
-	return "^(" + strings.Join(withPremises(ids), "|") + ")$"
+	return "^(" + strings.Join(suites.WithPremises(ids), "|") + ")$"
 }
 
 // leftOut reports a check that a focused fixture run did not select.
@@ -205,18 +207,6 @@ func leftOut(c report.Check) bool {
 	return !fullMatrix && c.Verdict == report.Skip && c.Cause == report.NotSelected
 }
 
-// withPremises is ids and the checks their premises rest on, each once.
-func withPremises(ids []string) []string {
-	var all []string
-	for _, id := range ids {
-		for _, c := range append([]string{id}, premises(id)...) {
-			if !slices.Contains(all, c) {
-				all = append(all, c)
-			}
-		}
-	}
-	return all
-}
 
 // runFixtures runs the server suite (with extra flags) against every
 // fixture of order, in that order as fixturePool admits them, and returns
@@ -317,7 +307,7 @@ func TestE2EServerCatchesFixturesModern(t *testing.T) {
 	results := runFixtures(t, some, modernProves, "--protocol-version", "2026-07-28", "--suggest-profile", "")
 	for _, f := range some {
 		t.Run(f.Name, func(t *testing.T) {
-			checkBreaks(t, f, f.ModernBreaks, nil, <-results[f.Name], true)
+			checkBreaks(t, f, f.ModernBreaks, <-results[f.Name], true)
 		})
 	}
 }
@@ -388,7 +378,7 @@ func TestE2EServerCatchesStatelessFixtures(t *testing.T) {
 // checkFixtureRun compares a run's verdicts with what the fixture breaks.
 func checkFixtureRun(t *testing.T, f servers.Fixture, r fixtureRun) {
 	t.Helper()
-	checkBreaks(t, f, f.Breaks, f.Blocked, r, false)
+	checkBreaks(t, f, f.Breaks, r, false)
 }
 
 // blockedOnPremise reports a check blocked by the root of the premise its
@@ -400,10 +390,13 @@ func blockedOnPremise(c report.Check, lacks func(catalogue.Premise) bool) bool {
 	return p != "" && lacks(p) && slices.Equal(c.BlockedBy, []string{root})
 }
 
-// checkBreaks compares a run's verdicts with breaks, of which exactly
-// those in blocked must be blocked by another; skips are allowed where
-// the revision leaves checks out.
-func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fixtureRun, skips bool) {
+// checkBreaks compares a run's verdicts with breaks: each must not pass,
+// and fails on its own unless a check its premise rests on is broken too
+// (then it may be blocked by that one); a check not in breaks passes,
+// or is blocked by what its premise rests on when the fixture breaks
+// that (suites.Blockable: derived, never listed). Skips are allowed
+// where the revision leaves checks out.
+func checkBreaks(t *testing.T, f servers.Fixture, breaks []string, r fixtureRun, skips bool) {
 	t.Helper()
 	var wrong []string
 	if r.err != nil {
@@ -422,6 +415,9 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 				continue
 			}
 			broken := slices.Contains(breaks, c.ID)
+			// Blocked by a broken check its premise rests on, and by
+			// nothing else: one defect, one failure.
+			onBroken := c.Verdict == report.Blocked && suites.Blockable(c.ID, breaks) && blockedOnlyBy(c, breaks)
 			e := suites.MustLookup(c.ID)
 			inapplicable := f.Stateless && !e.Stateless && e.Revisions.Has(wire.Revision20251125)
 			switch {
@@ -433,14 +429,15 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 			case broken && c.Verdict == report.Blocked && blockedOnPremise(c, func(p catalogue.Premise) bool { return slices.Contains(breaks, p.Root()) }):
 				// Its failed step stood on a premise whose root the fixture
 				// breaks too: one defect, one failure.
-			case broken && c.Verdict == report.Blocked && !slices.Contains(blocked, c.ID):
+			case broken && onBroken:
+			case broken && c.Verdict == report.Blocked:
 				wrong = append(wrong, fmt.Sprintf("%s is blocked by %v, want a failure of its own: %s", c.ID, c.BlockedBy, c.Message))
-			case broken && slices.Contains(blocked, c.ID) && c.Verdict != report.Blocked && rootsFailed(r.run, c.ID):
-				// Blocked unless its root was not observed (inconclusive
-				// on a busy machine): then it fails on its own.
-				wrong = append(wrong, fmt.Sprintf("%s is %s, want blocked by the checks its premise rests on: %s", c.ID, c.Verdict, c.Message))
 			case !broken && c.Verdict == report.Blocked && blockedOnPremise(c, func(p catalogue.Premise) bool { return slices.Contains(f.Premises, p) }):
 				// It stands on a premise the fixture lacks, whose root failed.
+			case !broken && onBroken:
+				// Its premise rests on a check the fixture breaks.
+			case !broken && c.Verdict != report.Pass && suites.Blockable(c.ID, breaks) && brokenUnseen(r.run, c.ID, breaks):
+				// What would have blocked it was not observed.
 			case !broken && slices.Contains(f.Skips, c.ID) && c.Verdict != report.Skip:
 				wrong = append(wrong, fmt.Sprintf("%s is %s, want skip: the fixture leaves it nothing to judge by a legal choice: %s", c.ID, c.Verdict, c.Message))
 			case !broken && slices.Contains(f.Skips, c.ID):
@@ -459,7 +456,7 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 		// breaks on its own.
 		for _, root := range r.run.RootCauses {
 			id, _, _ := strings.Cut(root, "@")
-			if !slices.Contains(breaks, id) || slices.Contains(blocked, id) {
+			if !slices.Contains(breaks, id) {
 				wrong = append(wrong, fmt.Sprintf("%s counted as a distinct defect (%d in all: %v); the fixture lacks %v, whose checks must be blocked by its root", root, r.run.Defects, r.run.RootCauses, f.Premises))
 			}
 		}
@@ -470,17 +467,18 @@ func checkBreaks(t *testing.T, f servers.Fixture, breaks, blocked []string, r fi
 	}
 }
 
-// rootsFailed reports whether every check id's premise rests on failed
-// in the run, as a defect of its own.
-func rootsFailed(r *report.Run, id string) bool {
-	for _, dep := range suites.MustLookup(id).DependsOn {
+// brokenUnseen reports whether a broken check that id's premise rests
+// on was not seen to fail in the run (inconclusive on a busy machine):
+// then id, not blocked by it, may fail on its own.
+func brokenUnseen(r *report.Run, id string, breaks []string) bool {
+	for _, p := range suites.Premises(id) {
 		for _, c := range r.Checks {
-			if c.ID == dep && !c.Verdict.Defect() && c.Verdict != report.Blocked {
-				return false
+			if c.ID == p && slices.Contains(breaks, p) && !c.Verdict.Defect() && c.Verdict != report.Blocked {
+				return true
 			}
 		}
 	}
-	return true
+	return false
 }
 
 // expectAllPass checks that the report holds every check of side, each
@@ -630,4 +628,15 @@ func TestE2ENoToolChecks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// blockedOnlyBy reports whether every check c is blocked by is one of
+// breaks (at any revision).
+func blockedOnlyBy(c report.Check, breaks []string) bool {
+	for _, by := range c.BlockedBy {
+		if id, _, _ := strings.Cut(by, "@"); !slices.Contains(breaks, id) {
+			return false
+		}
+	}
+	return len(c.BlockedBy) > 0
 }

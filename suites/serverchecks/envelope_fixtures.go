@@ -18,17 +18,15 @@ func init() {
 		servers.Fixture{
 			Name:      "plain-404",
 			About:     "an unknown session id gets a plain -32001 404, not the -32003 envelope",
-			Breaks:    []string{"ENVELOPE-404", "ENVELOPE-RESUME-HINT", "RESUME-TOKEN-OWNER", "RESTART-404"},
-			Blocked:   []string{"ENVELOPE-RESUME-HINT", "RESTART-404"},
+			Breaks:    []string{"ENVELOPE-404", "RESUME-TOKEN-OWNER"},
 			Premises:  []catalogue.Premise{catalogue.PremiseEnvelope},
 			Configure: func(c *server.Config) { c.ExpiredResponse = server.ExpiredPlain },
 		},
 		servers.Fixture{
-			Name:    "resume-hint-wrong-arg",
-			About:   `the envelope's data.resume.via names "token", an argument job_start does not have`,
-			Breaks:  []string{"ENVELOPE-RESUME-HINT", "RESUME-TOKEN-OWNER"},
-			Blocked: []string{"RESUME-TOKEN-OWNER"},
-			Wrap:    resumeHintWrongArg,
+			Name:   "resume-hint-wrong-arg",
+			About:  `the envelope's data.resume.via names "token", an argument job_start does not have`,
+			Breaks: []string{"ENVELOPE-RESUME-HINT"},
+			Wrap:   resumeHintWrongArg,
 		},
 		servers.Fixture{
 			Name:   "resume-tokens-unbound",

@@ -24,15 +24,13 @@ func init() {
 		servers.Fixture{
 			Name:      "no-grace-period",
 			About:     "an idle TTL alone: a session expires 1s after its last request, with no grace period (1ms) after it; checked with grace_period: 0s declared, only the grace checks skip",
-			Breaks:    []string{"GRACE-IDLE-SURVIVES", "GRACE-RECONNECT-CANCELS"},
-			Blocked:   []string{"GRACE-RECONNECT-CANCELS"},
+			Breaks:    []string{"GRACE-IDLE-SURVIVES"},
 			Configure: func(c *server.Config) { c.GracePeriod = time.Millisecond },
 		},
 		servers.Fixture{
 			Name:                "short-idle-threshold",
 			About:               "sessions go idle after 100ms instead of the declared 1s: one silent for 1.5s is gone",
-			Breaks:              []string{"GRACE-IDLE-SURVIVES", "GRACE-RECONNECT-CANCELS"},
-			Blocked:             []string{"GRACE-RECONNECT-CANCELS"},
+			Breaks:              []string{"GRACE-IDLE-SURVIVES"},
 			ExpiresHeldSessions: true,
 			Configure: func(c *server.Config) {
 				c.IdleThreshold = 100 * time.Millisecond
@@ -55,8 +53,7 @@ func init() {
 		servers.Fixture{
 			Name:                "reaped-while-listening",
 			About:               "only POSTs count as activity, and a session expires about 800ms after its last POST (idle 700ms, a 1ms grace period, reaper 100ms) while the profile declares idle 1s + grace 1s: a client that only listens on a GET stream for longer loses its session, a call's stream kept for resumption included",
-			Breaks:              []string{"GRACE-ACTIVITY-RESETS", "GRACE-IDLE-SURVIVES", "GRACE-LIVE-STREAM", "GRACE-RECONNECT-CANCELS"},
-			Blocked:             []string{"GRACE-RECONNECT-CANCELS"},
+			Breaks:              []string{"GRACE-ACTIVITY-RESETS", "GRACE-IDLE-SURVIVES", "GRACE-LIVE-STREAM"},
 			ExpiresHeldSessions: true,
 			Configure: func(c *server.Config) {
 				c.IdleThreshold, c.GracePeriod, c.ReaperInterval = 700*time.Millisecond, time.Millisecond, 100*time.Millisecond

@@ -16,11 +16,10 @@ import (
 func init() {
 	servers.Register(
 		servers.Fixture{
-			Name:    "reinit-rejected",
-			About:   `initialize carrying a session id gets 400 "Server already initialized"`,
-			Breaks:  []string{"RECREATE-REINIT-200", "RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-OWNER-ONLY", "RECREATE-CONCURRENT", "RECREATE-INFLIGHT"},
-			Blocked: []string{"RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT", "RECREATE-INFLIGHT"},
-			Wrap:    rejectReinitialize,
+			Name:   "reinit-rejected",
+			About:  `initialize carrying a session id gets 400 "Server already initialized"`,
+			Breaks: []string{"RECREATE-REINIT-200", "RECREATE-OWNER-ONLY"},
+			Wrap:   rejectReinitialize,
 		},
 		servers.Fixture{
 			Name:   "reinit-loses-state",
@@ -50,20 +49,18 @@ func init() {
 		servers.Fixture{
 			Name:   "sessions-unbound",
 			About:  "sessions are not bound to the principal that created them: any valid token may use any session",
-			Breaks: []string{"RECREATE-OWNER-ONLY", "AUTH-REFRESH-REJOIN"},
+			Breaks: []string{"RECREATE-OWNER-ONLY"},
 			// It lets the other principal in, which RECREATE-OWNER-ONLY grades.
-			Blocked: []string{"AUTH-REFRESH-REJOIN"},
-			Wrap:    sessionsUnbound,
+			Wrap: sessionsUnbound,
 		},
 		servers.Fixture{
 			Name: "unbound-and-unknown-400",
 			About: "sessions are not bound to their principal (any valid token may use any session), and an unknown session id gets 400: " +
 				"the open session is its own defect, not the 400 showing through",
-			Breaks: []string{"SESS-UNKNOWN-404", "SESS-DELETE", "GRACE-EXPIRES", "RECREATE-OWNER-ONLY", "AUTH-REFRESH-REJOIN", "ENVELOPE-404", "ENVELOPE-RESUME-HINT", "RESUME-TOKEN-OWNER", "RESTART-404", "RESTART-HINT"},
+			Breaks: []string{"SESS-UNKNOWN-404", "RECREATE-OWNER-ONLY", "RESUME-TOKEN-OWNER"},
 			// Blocked by the 400, as with unknown-id-400-everywhere, but for
 			// RECREATE-OWNER-ONLY, whose own result is another principal
 			// served; AUTH-REFRESH-REJOIN stands on it.
-			Blocked: []string{"SESS-DELETE", "GRACE-EXPIRES", "ENVELOPE-404", "ENVELOPE-RESUME-HINT", "RESTART-404", "RESTART-HINT", "AUTH-REFRESH-REJOIN"},
 			Wrap: func(next http.Handler, cfg server.Config) http.Handler {
 				return sessionsUnbound(unknownID400Everywhere(next, cfg), cfg)
 			},

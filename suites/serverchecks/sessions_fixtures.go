@@ -52,10 +52,9 @@ func init() {
 			About: "every request with an unknown session id (POST too, and another principal's) gets 400 \"Bad Request: session not found\" instead of 404 " +
 				"and its envelope; a new initialize works, so SESS-REINIT-NEW passes, and every check that reads the 404 is blocked by SESS-UNKNOWN-404",
 			// RESUME-TOKEN-OWNER skips: the envelope names no resume token.
-			Breaks: []string{"SESS-UNKNOWN-404", "SESS-DELETE", "GRACE-EXPIRES", "RECREATE-OWNER-ONLY", "AUTH-REFRESH-REJOIN", "ENVELOPE-404", "ENVELOPE-RESUME-HINT", "RESUME-TOKEN-OWNER", "RESTART-404", "RESTART-HINT"},
+			Breaks: []string{"SESS-UNKNOWN-404", "RESUME-TOKEN-OWNER"},
 			// One defect: the checks after the first are blocked by it.
-			Blocked: []string{"SESS-DELETE", "GRACE-EXPIRES", "RECREATE-OWNER-ONLY", "AUTH-REFRESH-REJOIN", "ENVELOPE-404", "ENVELOPE-RESUME-HINT", "RESTART-404", "RESTART-HINT"},
-			Wrap:    unknownID400Everywhere,
+			Wrap: unknownID400Everywhere,
 		},
 		servers.Fixture{
 			Name:   "delete-keeps-session",
