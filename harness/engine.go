@@ -56,6 +56,12 @@ type engine struct {
 	// own (processTarget.Gone): a check that did not pass by then could
 	// not reach it, and is inconclusive, naming that.
 	gone func() error
+	// silence, when set, says whether the target stopped answering, and
+	// the last moment it was seen answering before that (liveness): a
+	// check that ended after that moment without passing may have been
+	// failed by the silence, and is inconclusive, naming it, whatever
+	// --parallel let it start before the run was ended.
+	silence func() (error, time.Time)
 }
 
 // job is a check bound to the protocol revision it runs at: "" in a run
@@ -103,6 +109,10 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 
 	var mu sync.Mutex
 	finished, total := 0, len(pool)+len(alone)
+	answeredAt := map[string]struct {
+		r  kit.Result
+		at time.Time
+	}{}
 	done := func(j job, r kit.Result) {
 		// A skip for what the target answered (not offered, not observed)
 		// is as suspect as a failure; one for the run's own settings is not.
@@ -118,6 +128,12 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 		mu.Lock()
 		defer mu.Unlock()
 		results[j.name()] = v
+		if answered {
+			answeredAt[j.name()] = struct {
+				r  kit.Result
+				at time.Time
+			}{r, time.Now()}
+		}
 		finished++
 		fmt.Fprintln(en.progress, report.ProgressLine(finished, total, v))
 		if en.verbose != nil {
@@ -185,6 +201,16 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 		runOne(j)
 	}
 
+	if en.silence != nil {
+		if why, after := en.silence(); why != nil {
+			for _, j := range jobs {
+				if a, ok := answeredAt[j.name()]; ok && a.at.After(after) {
+					results[j.name()] = en.verdict(j.Entry, j.revision, kit.Result{State: kit.Inconclusive,
+						Message: why.Error() + "\n(what the check saw: " + firstLine(a.r.Message) + ")", Exchange: a.r.Exchange, Timeline: a.r.Timeline, Took: a.r.Took})
+				}
+			}
+		}
+	}
 	block(results)
 	out := make([]report.Check, 0, len(jobs))
 	for _, j := range jobs {

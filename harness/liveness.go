@@ -45,6 +45,19 @@ type liveness struct {
 	// down counts what has the target down on purpose: a restart in
 	// progress, or a kill (F-KILL) until the restart that follows it.
 	down int
+	// silent, once the watcher has given up on a silent target, is why,
+	// and silentAfter the last moment the target was seen answering.
+	silent      error
+	silentAfter time.Time
+}
+
+// silence returns why the watcher gave up on a target that stopped
+// answering, and the last moment it was seen answering before that; nil
+// while it answers.
+func (l *liveness) silence() (error, time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.silent, l.silentAfter
 }
 
 // LivenessProbes are the liveness watcher's timings: a probe every Every,
@@ -81,12 +94,12 @@ func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc, died
 	began := time.Now()
 	tick := time.NewTicker(l.every)
 	defer tick.Stop()
-	missed, first := 0, time.Time{}
+	missed, first, answered := 0, time.Time{}, began
 	for {
 		at := time.Now()
 		switch {
 		case l.isDown(), l.answers(ctx, client):
-			missed = 0
+			missed, answered = 0, at
 		case ctx.Err() != nil:
 			select {
 			case err := <-died:
@@ -101,6 +114,9 @@ func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc, died
 			if missed++; missed >= l.failures {
 				cause := &kit.Unobservable{Err: fmt.Errorf("the target stopped answering: %d pings in a row, each on a fresh connection, got no answer within %v, the first at %s (%.1fs into the checks)",
 					missed, l.timeout, first.Format("15:04:05"), first.Sub(began).Seconds())}
+				l.mu.Lock()
+				l.silent, l.silentAfter = cause, answered
+				l.mu.Unlock()
 				stop(cause)
 				return cause
 			}

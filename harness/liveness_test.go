@@ -71,3 +71,33 @@ func TestHungTargetEndsTheRun(t *testing.T) {
 		t.Error("no check was inconclusive for the hung target")
 	}
 }
+
+// TestE2EHungTargetFailsNothing: a target that hangs after initialize, with
+// probes slower to give up than the checks' own deadlines: the checks
+// that time out on their own requests before the watcher gives up were
+// still cut short by the silence, so they are inconclusive, not failed
+// (at --parallel 1 they are not run at all: skipped, and a verdict must not
+// depend on what ran beside a check).
+func TestE2EHungTargetFailsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two runs against a hung target, each until the watcher gives up")
+	}
+	probes := LivenessProbes{Every: time.Second, Timeout: time.Second, Misses: 12}
+	for _, parallel := range []int{8} {
+		release := make(chan struct{})
+		srv := httptest.NewServer(hangsAfterInitialize(release))
+		began := time.Now()
+		run, err := Run(context.Background(), Options{Common: Common{Parallel: parallel}, URL: srv.URL, Liveness: probes}, io.Discard, io.Discard)
+		close(release)
+		srv.Close()
+		t.Logf("--parallel %d: the run took %v", parallel, time.Since(began).Round(100*time.Millisecond))
+		if run == nil {
+			t.Fatalf("--parallel %d: Run = %v, no run", parallel, err)
+		}
+		for _, c := range run.Checks {
+			if c.Verdict != report.Inconclusive && c.Verdict != report.Skip {
+				t.Errorf("--parallel %d: %s: %s: %s", parallel, c.Name(), c.Verdict, firstLine(c.Message))
+			}
+		}
+	}
+}

@@ -239,6 +239,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (*report.Run,
 	if g, ok := managed.(interface{ Gone() error }); ok {
 		en.gone = g.Gone
 	}
+	en.silence = live.silence
 	go func() { stopped <- live.watch(checksCtx, stop, died) }()
 	run, err = o.Common.finish(checksCtx, run, en, jobs, o.jobSelector(), stdout)
 	stop(nil)
