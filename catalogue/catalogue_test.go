@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"regexp"
 	"testing"
 )
@@ -77,5 +78,18 @@ func TestLevelAtRevision(t *testing.T) {
 	}
 	if got, want := e.LevelText(), "SHOULD (MUST at 2026-07-28)"; got != want {
 		t.Errorf("LevelText %q, want %q", got, want)
+	}
+}
+
+// TestNoRangeBeforeStreamableHTTP: no range of revisions holds 2024-11-05,
+// whose HTTP+SSE transport has none of the checks' rules.
+func TestNoRangeBeforeStreamableHTTP(t *testing.T) {
+	for _, rs := range []Revisions{EveryRevision, WithSessions, WithVersionHeader, WithPriming, SessionlessOnly} {
+		if rs.Has("2024-11-05") {
+			t.Errorf("%s holds 2024-11-05", rs)
+		}
+	}
+	if !WithSessions.Has(wire.Revision20250326) || !EveryRevision.Has(wire.Revision20260728) {
+		t.Error("the ranges lost a revision the harness grades")
 	}
 }

@@ -26,9 +26,10 @@ var (
 	WithPriming = Revisions{Since: wire.Revision20251125, Until: wire.Revision20251125}
 )
 
-// Has reports whether r is among rs.
+// Has reports whether r is among rs. No range holds a revision older
+// than wire.OldestRevision: no check's rule is that revision's.
 func (rs Revisions) Has(r wire.Revision) bool {
-	return r.Valid() && (rs.Since == "" || r.AtLeast(rs.Since)) && (rs.Until == "" || !rs.Until.Before(r))
+	return r.Graded() && (rs.Since == "" || r.AtLeast(rs.Since)) && (rs.Until == "" || !rs.Until.Before(r))
 }
 
 // String names the range for listings.

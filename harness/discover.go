@@ -27,7 +27,9 @@ func (o *Options) discoverRevisions(ctx context.Context, cfg *target.Profile) ([
 	}
 	if legacyErr == nil && !wire.Revision(legacy.version).Sessionless() {
 		legacy = o.newestAccepted(ctx, cfg, legacy)
-		out = append(out, revisionProbe{revision: legacy.version, pr: legacy})
+		if legacyErr = ungraded(legacy); legacyErr == nil {
+			out = append(out, revisionProbe{revision: legacy.version, pr: legacy})
+		}
 	}
 	modern, modernErr := preflight(ctx, o.URL, wire.SessionlessProtocolVersion, cfg, o.FollowRedirects)
 	switch {
@@ -60,6 +62,17 @@ func (o *Options) discoverRevisions(ctx context.Context, cfg *target.Profile) ([
 // sessionsRevisions are the revisions with sessions the harness knows,
 // newest first.
 var sessionsRevisions = []wire.Revision{wire.Revision20251125, wire.Revision20250618, wire.Revision20250326}
+
+// ungraded says why a probe's negotiated revision cannot be graded: it is
+// older than wire.OldestRevision, so the Streamable HTTP rules of every
+// check are not its rules. nil for one the harness grades.
+func ungraded(p *probe) error {
+	if v := wire.Revision(p.version); !v.Graded() {
+		return fmt.Errorf("the target negotiated protocol %s, older than %s, the first revision with the Streamable HTTP transport and the oldest mcp-conform grades: "+
+			"no check's rule is that revision's", p.version, wire.OldestRevision)
+	}
+	return nil
+}
 
 // newestAccepted is the probe of the newest revision with sessions that
 // the target accepts when offered it. A target offered 2025-11-25 should

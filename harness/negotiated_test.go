@@ -28,6 +28,23 @@ func TestMalformedVersionIsASetupError(t *testing.T) {
 	}
 }
 
+// TestPreStreamableVersionIsASetupError: a target that negotiates
+// 2024-11-05 (the HTTP+SSE transport's revision), whatever it is offered,
+// is not graded by the Streamable HTTP rules of 2025-03-26 and later: the
+// run is a setup error (exit 2) saying so, with --protocol-version auto
+// and with a revision named.
+func TestPreStreamableVersionIsASetupError(t *testing.T) {
+	srv := httptest.NewServer(&stubMCP{version: "2024-11-05"})
+	defer srv.Close()
+	for _, offered := range []string{"", "2025-11-25"} {
+		_, err := Run(context.Background(), Options{URL: srv.URL, NoProxy: true, ProtocolVersion: offered, Focus: "^JSONRPC-NOTIFY-202$"}, io.Discard, io.Discard)
+		var se *SetupError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), "negotiated protocol 2024-11-05, older than 2025-03-26") {
+			t.Errorf("--protocol-version %q: Run = %v; want a setup error saying 2024-11-05 is older than the oldest graded revision", offered, err)
+		}
+	}
+}
+
 // revision is the shape of a protocol revision.
 var revision = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 

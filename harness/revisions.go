@@ -75,6 +75,11 @@ func (o *Options) probeRevisions(ctx context.Context, cfg *target.Profile) ([]re
 	var firstErr error
 	for _, rev := range o.revisions {
 		pr, err := preflight(ctx, o.URL, rev, cfg, o.FollowRedirects)
+		if err == nil {
+			if err = ungraded(pr); err != nil {
+				pr = nil
+			}
+		}
 		switch {
 		case err != nil && len(o.revisions) == 1:
 			return nil, &SetupError{err}

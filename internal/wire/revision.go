@@ -12,6 +12,8 @@ type Revision string
 
 // The revisions the harness knows by name, oldest first.
 const (
+	// Revision20250326 brings the Streamable HTTP transport
+	// (OldestRevision).
 	Revision20250326 Revision = "2025-03-26"
 	Revision20250618 Revision = "2025-06-18"
 	// Revision20251125 adds priming events on POST streams and the
@@ -21,6 +23,11 @@ const (
 	// GET stream (SessionlessProtocolVersion).
 	Revision20260728 Revision = "2026-07-28"
 )
+
+// OldestRevision is the oldest revision the harness grades: the first with
+// the Streamable HTTP transport. Older ones (2024-11-05) have the HTTP+SSE
+// transport, whose rules are not these.
+const OldestRevision = Revision20250326
 
 // ParseRevision reads a revision: a date, YYYY-MM-DD.
 func ParseRevision(s string) (Revision, error) {
@@ -55,6 +62,10 @@ func (r Revision) Before(o Revision) bool { return r.Compare(o) < 0 }
 // AtLeast reports whether r is o or newer; a value that is not a revision
 // is at least no revision.
 func (r Revision) AtLeast(o Revision) bool { return r.Valid() && r.Compare(o) >= 0 }
+
+// Graded reports whether r is a revision the harness grades:
+// OldestRevision or newer.
+func (r Revision) Graded() bool { return r.AtLeast(OldestRevision) }
 
 // Sessionless reports whether r has no sessions: 2026-07-28 or newer.
 func (r Revision) Sessionless() bool { return r.AtLeast(Revision20260728) }
