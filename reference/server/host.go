@@ -38,6 +38,10 @@ type HostOptions struct {
 	// a deliberate defect). Its next always reaches the current Server,
 	// across restarts.
 	Wrap func(next http.Handler) http.Handler
+	// Stray, when set, puts a handler in front of the answer to a request
+	// for any other path than the endpoint's (a 404 naming the endpoint),
+	// so a recorder sees a client that sends to the wrong URL.
+	Stray func(next http.Handler) http.Handler
 }
 
 // haltTimeout bounds closing a server's sessions; each stalled stream is
@@ -61,9 +65,13 @@ func NewHost(cfg Config, ln net.Listener, o HostOptions) (*Host, error) {
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, handler)
 	// Not the mux's plain-text 404: a client reading JSON-RPC gets a reason.
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	var stray http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusNotFound, CodeInvalidRequest, "Not Found: the MCP endpoint is "+o.Path, nil)
 	})
+	if o.Stray != nil {
+		stray = o.Stray(stray)
+	}
+	mux.Handle("/", stray)
 	h.hs = h.srv.HTTPServer(mux)
 	go func() { h.serveErr = h.hs.Serve(ln); close(h.served) }()
 	return h, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -359,6 +360,39 @@ type clientRecorder struct {
 
 	mu sync.Mutex
 	xs []*exchange
+	// strays are the requests sent to another path than the endpoint's,
+	// by run (the first few of each): they are no exchange of the
+	// script's, but they are often why a run failed.
+	strays map[int][]string
+}
+
+// maxStrays bounds the stray requests kept per run.
+const maxStrays = 5
+
+// stray records a request for another path than the endpoint's, which
+// the server answers 404.
+func (r *clientRecorder) stray(req *http.Request) {
+	run := r.run()
+	what := fmt.Sprintf("%s %q", req.Method, kit.Clip(req.URL.Path, 200))
+	r.mu.Lock()
+	if r.strays == nil {
+		r.strays = map[int][]string{}
+	}
+	kept := len(r.strays[run]) < maxStrays
+	if kept {
+		r.strays[run] = append(r.strays[run], what)
+	}
+	r.mu.Unlock()
+	if kept {
+		r.logf("?? run %d sent %s, not to the MCP endpoint: answered 404", run, what)
+	}
+}
+
+// straysOf returns the stray requests of run n.
+func (r *clientRecorder) straysOf(n int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.strays[n])
 }
 
 func (r *clientRecorder) logf(format string, args ...any) { r.log.Printf(format, args...) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -353,8 +354,13 @@ func (cr *clientRun) clientError() string {
 // not as the scenario's fault: the last error status it answered that no
 // script note explains and that is no 404 (the scenarios' expiries and
 // restarts answer 404), an Accept without text/event-stream, say, which a
-// client may report only as its status.
+// client may report only as its status; or, first, its requests to
+// another path than the endpoint's.
 func (cr *clientRun) refusal() string {
+	if strays := cr.e.rec.straysOf(cr.n); len(strays) > 0 {
+		u, _ := url.Parse(cr.e.srv.url)
+		return fmt.Sprintf("\n(the client sent %s: not the MCP endpoint %q, so the server answered 404)", strings.Join(strays, ", "), u.Path)
+	}
 	xs := cr.e.exchanges(cr.n)
 	for i := len(xs) - 1; i >= 0; i-- {
 		if x := xs[i]; x.Status >= 400 && x.Status != http.StatusNotFound && x.Note == "" {

@@ -90,6 +90,11 @@ func startScripted(o serverOpts, rec *clientRecorder) (*scriptedServer, error) {
 	h, err := server.NewHost(s.cfg, ln, server.HostOptions{Wrap: func(next http.Handler) http.Handler {
 		s.next = next
 		return s
+	}, Stray: func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec.stray(r)
+			next.ServeHTTP(w, r)
+		})
 	}})
 	if err != nil {
 		ln.Close()
