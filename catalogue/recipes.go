@@ -33,6 +33,7 @@ var recipePages = []struct {
 		"sess-missing-400":                        {"SESS-MISSING-400"},
 		"grace-live-stream-grace-activity-resets": {"GRACE-LIVE-STREAM", "GRACE-ACTIVITY-RESETS"},
 		"jsonrpc-id-echo":                         {"JSONRPC-ID-ECHO"},
+		"jsonrpc-error-id":                        {"JSONRPC-ERROR-ID"},
 		"recreate-reinit-200-recreate-state-kept-recreate-works-after-recreate-concurrent-recreate-inflight": {"RECREATE-REINIT-200", "RECREATE-STATE-KEPT", "RECREATE-WORKS-AFTER", "RECREATE-CONCURRENT", "RECREATE-INFLIGHT"},
 		"get-stale-replaced-get-live-replaced-and-sse-retry-field":                                           {"GET-STALE-REPLACED", "GET-LIVE-REPLACED", "SSE-RETRY-FIELD"},
 	}},

@@ -11,7 +11,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
 // codeInvalidRequest is JSON-RPC's "Invalid Request" error code.
@@ -59,6 +61,28 @@ func jsonrpcChecks() []def {
 					}
 				}
 			}},
+		{Entry: catalogue.Entry{ID: "JSONRPC-ERROR-ID", Level: catalogue.Must, Section: "jsonrpc", Revisions: catalogue.WithSessions, Stateless: true, SpecRef: catalogue.SpecErrorResponses,
+			Summary: "A request of an unknown method, on a live session, is answered with a JSON-RPC error (JSON or SSE, as the answer to every request must be) that carries the request's id, a string and an integer alike (\"Error responses MUST include the same ID as the request they correspond to\"); MODERN-ERROR-ID is the same rule at 2026-07-28."},
+			body: func(ctx context.Context, e *env) { e.sessionErrorIDs(ctx) }},
+	}
+}
+
+// sessionErrorIDs sends requests of a method no server has, on a session
+// (none on a stateless target), and expects each error to carry the
+// request's id. An answer that is no error leaves nothing to judge.
+func (e *env) sessionErrorIDs(ctx context.Context) {
+	sid := e.connect(ctx, e.C)
+	for _, id := range []string{`"error-id-` + newKey() + `"`, `12`} {
+		what := "mcp-conform/no-such-method with id " + id
+		resp, err := e.C.Post(ctx, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"mcp-conform/no-such-method"}`, id))
+		e.Expect(err).NotTo(HaveOccurred(), "%s", what)
+		m, err := resp.Result()
+		e.Expect(err).NotTo(HaveOccurred(), "%s: HTTP %d, want a JSON-RPC error response (%s)", what, resp.Status, excerptOf(resp))
+		if m.Error == nil {
+			e.Skip(report.NotOffered, fmt.Sprintf("%s was answered with a result, not an error (%s): no error id to judge", what, kit.Clip(string(m.Result), 200)))
+		}
+		e.Expect(sameID(id, m.ID)).To(BeTrue(), "the error for %s (%d %q) carries id %s: a client matching answers by id never sees it",
+			what, m.Error.Code, kit.Clip(m.Error.Message, 200), orNull(m.ID))
 	}
 }
 

@@ -26,6 +26,14 @@ func init() {
 			Wrap:         idsThroughFloat64,
 		},
 		servers.Fixture{
+			Name: "error-ids-dropped",
+			About: "the error answering a request of an unknown method (-32601) has no id member, " +
+				"as jsonv-ts 0.10 answers it: a client matching answers by id never sees it",
+			Breaks:       []string{"JSONRPC-ERROR-ID"},
+			ModernBreaks: []string{"MODERN-ERROR-ID"},
+			Wrap:         errorIDsDropped,
+		},
+		servers.Fixture{
 			Name:   "notifications-204",
 			About:  "a notification is answered 204 No Content instead of 202 Accepted, so every handshake's notifications/initialized is: accepted all the same, so only JSONRPC-NOTIFY-202 fails",
 			Breaks: []string{"JSONRPC-NOTIFY-202"},
@@ -85,6 +93,20 @@ func initializedRefused(next http.Handler, _ server.Config) http.Handler {
 // float64 holds exactly with -32600 carrying that same id.
 func refusesOddIDs(next http.Handler, _ server.Config) http.Handler {
 	return refusingOddIDs(next, func(id string) string { return id })
+}
+
+// errorIDsDropped removes the id of the errors for an unknown method.
+func errorIDsDropped(next http.Handler, _ server.Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		servers.ServeWith(next, w, r, func(ew *servers.EventWriter) {
+			servers.RewriteMessages(ew, func(m map[string]json.RawMessage) {
+				var e struct{ Code int }
+				if json.Unmarshal(m["error"], &e) == nil && e.Code == codeMethodNotFound {
+					delete(m, "id")
+				}
+			})
+		})
+	})
 }
 
 // refusesOddIDsRounded is refusesOddIDs with the id the error carries

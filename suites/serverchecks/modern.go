@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
+	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
 
 // unsupportedVersion is a protocol version no server speaks.
@@ -224,7 +225,7 @@ func (e *env) errorIDs(ctx context.Context) {
 		resp := e.modernDo(k.req, k.what)
 		m, err := resp.Result()
 		e.Expect(err).NotTo(HaveOccurred(), "%s: HTTP %d, want a JSON-RPC error response (%s)", k.what, resp.Status, excerptOf(resp))
-		e.Expect(m.Error).NotTo(BeNil(), "%s was answered %s, not an error", k.what, m.Result)
+		e.Expect(m.Error).NotTo(BeNil(), "%s was answered %s, not an error", k.what, kit.Clip(string(m.Result), 300))
 		sent, _ := json.Marshal(k.id)
 		e.Expect(sameID(string(sent), m.ID)).To(BeTrue(), "the error for %s (request id %s) carries id %s", k.what, sent, orNull(m.ID))
 	}
