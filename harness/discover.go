@@ -2,10 +2,8 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -136,55 +134,4 @@ func (o *Options) discoveredNote() string {
 		spoken += " (" + o.downgraded + ")"
 	}
 	return fmt.Sprintf("note: the target speaks protocol %s (asked with initialize and server/discover); --protocol-version chooses a revision", spoken)
-}
-
-// unsupportedVersion is a target's refusal of the revision offered, with
-// the revisions it says it supports (data.supported: -32022 of 2026-07-28,
-// and the same shape that SDKs of the sessions' era answer with).
-type unsupportedVersion struct {
-	offered   string
-	supported []string
-	status    int
-	code      int
-}
-
-func (e *unsupportedVersion) Error() string {
-	return fmt.Sprintf("the target does not support protocol %s: HTTP %d, JSON-RPC error %d, supported %s", e.offered, e.status, e.code, quoteList(e.supported))
-}
-
-// refusedVersion reads an answer to initialize or server/discover that
-// refuses the offered revision and lists those the target supports; nil
-// when resp is not that.
-func refusedVersion(resp *wire.Response, offered string) *unsupportedVersion {
-	if resp.Status != http.StatusBadRequest && resp.Status != http.StatusOK {
-		return nil
-	}
-	m, err := resp.Result()
-	if err != nil || m.Error == nil {
-		return nil
-	}
-	var data struct {
-		Supported []string `json:"supported"`
-	}
-	if json.Unmarshal(m.Error.Data, &data) != nil || len(data.Supported) == 0 {
-		return nil
-	}
-	return &unsupportedVersion{offered: offered, supported: data.Supported, status: resp.Status, code: m.Error.Code}
-}
-
-// quoteList quotes target-chosen strings for a message: at most 8, each
-// escaped and cut.
-func quoteList(ss []string) string {
-	var q []string
-	for i, s := range ss {
-		if i == 8 {
-			q = append(q, fmt.Sprintf("and %d more", len(ss)-i))
-			break
-		}
-		if len(s) > 40 {
-			s = s[:40] + "…"
-		}
-		q = append(q, fmt.Sprintf("%q", s))
-	}
-	return "[" + strings.Join(q, ", ") + "]"
 }

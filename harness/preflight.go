@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -156,4 +157,82 @@ func excerpt(b []byte) string {
 		return "(empty body)"
 	}
 	return s
+}
+
+// unsupportedVersion is a target's refusal of the revision offered, with
+// the revisions it says it supports (data.supported: -32022 of 2026-07-28,
+// and the same shape that SDKs of the sessions' era answer with).
+type unsupportedVersion struct {
+	offered   string
+	supported []string
+	status    int
+	code      int
+}
+
+func (e *unsupportedVersion) Error() string {
+	return fmt.Sprintf("the target does not support protocol %s: HTTP %d, JSON-RPC error %d, supported %s", e.offered, e.status, e.code, quoteList(e.supported))
+}
+
+// refusedVersion reads an answer to initialize or server/discover that
+// refuses the offered revision and lists those the target supports; nil
+// when resp is not that.
+func refusedVersion(resp *wire.Response, offered string) *unsupportedVersion {
+	if resp.Status != http.StatusBadRequest && resp.Status != http.StatusOK {
+		return nil
+	}
+	m, err := resp.Result()
+	if err != nil || m.Error == nil {
+		return nil
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	if json.Unmarshal(m.Error.Data, &data) != nil || len(data.Supported) == 0 {
+		return nil
+	}
+	return &unsupportedVersion{offered: offered, supported: data.Supported, status: resp.Status, code: m.Error.Code}
+}
+
+// quoteList quotes target-chosen strings for a message: at most 8, each
+// escaped and cut.
+func quoteList(ss []string) string {
+	var q []string
+	for i, s := range ss {
+		if i == 8 {
+			q = append(q, fmt.Sprintf("and %d more", len(ss)-i))
+			break
+		}
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		q = append(q, fmt.Sprintf("%q", s))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// redirected is the setup error for a target that answered initialize with
+// a redirect the harness did not follow: it names where the redirect led
+// and why the harness did not go there.
+func redirected(target string, resp *wire.Response, follow bool) error {
+	from, err := url.Parse(resp.URL)
+	if err != nil || resp.URL == "" {
+		from, _ = url.Parse(target)
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return fmt.Errorf("%s answers initialize with a redirect (HTTP %d) but no Location: it is not an MCP endpoint; check the URL", target, resp.Status)
+	}
+	to, err := from.Parse(loc)
+	if err != nil {
+		return fmt.Errorf("%s answers initialize with a redirect (HTTP %d) to %q, which is not a URL", target, resp.Status, loc)
+	}
+	if !wire.SameOrigin(from, to) {
+		return fmt.Errorf("%s redirects initialize (HTTP %d) to %s, another origin: the harness never follows a redirect off the target's origin (scheme, host and port), so nothing, credentials included, was sent there; if that is the endpoint to check, pass it as --url",
+			target, resp.Status, to)
+	}
+	if follow {
+		return fmt.Errorf("%s redirects initialize (HTTP %d) to %s, and the redirects did not end: check the URL", target, resp.Status, to)
+	}
+	return fmt.Errorf("%s redirects initialize (HTTP %d) to %s: the harness does not follow redirects; pass that URL as --url, or run with --follow-redirects to follow redirects within the target's origin",
+		target, resp.Status, to)
 }
