@@ -207,7 +207,6 @@ func leftOut(c report.Check) bool {
 	return !fullMatrix && c.Verdict == report.Skip && c.Cause == report.NotSelected
 }
 
-
 // runFixtures runs the server suite (with extra flags) against every
 // fixture of order, in that order as fixturePool admits them, and returns
 // each run's outcome by fixture name as it comes. Each run is focused on

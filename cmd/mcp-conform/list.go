@@ -37,9 +37,18 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return writeChecksDoc(stdout)
 	}
 	if *asJSON {
+		// Each entry with the recipes that fix it, per SDK (docs/recipes).
+		type listed struct {
+			catalogue.Entry
+			Fixes []catalogue.Recipe `json:"fixes,omitempty"`
+		}
+		out := make([]listed, len(all))
+		for i, e := range all {
+			out[i] = listed{e, catalogue.Recipes(e.ID)}
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(all)
+		return enc.Encode(out)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLEVEL\tSIDE\tSECTION\tNEEDS\tRUNS\tDESCRIPTION")
@@ -48,9 +57,23 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		if needs == "" {
 			needs = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.LevelText(), e.Side, e.Section, needs, runs(e), e.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", e.ID, e.LevelText(), e.Side, e.Section, needs, runs(e), e.Summary, fixesOf(e.ID))
 	}
 	return tw.Flush()
+}
+
+// fixesOf names the recipes for check id, one per SDK that has one, after
+// a check's description: " Fixes: the TypeScript SDK 1.x docs/recipes/…;
+// …", or "".
+func fixesOf(id string) string {
+	var out []string
+	for _, r := range catalogue.Recipes(id) {
+		out = append(out, "the "+r.SDK+" "+r.Ref)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " Fixes: " + strings.Join(out, "; ")
 }
 
 // runs says how the engine runs a check: alone (it may disturb the whole

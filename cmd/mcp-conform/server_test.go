@@ -97,13 +97,24 @@ func TestList(t *testing.T) {
 	if !strings.Contains(out.String(), "tools.notifying") || !strings.Contains(out.String(), "--server-cmd") || !strings.Contains(out.String(), "--replica-url") {
 		t.Errorf("list does not say what checks need:\n%s", out.String())
 	}
+	if want := "Fixes: the TypeScript SDK 1.x docs/recipes/typescript-sdk.md#origin-403"; !strings.Contains(out.String(), want) {
+		t.Errorf("list does not name ORIGIN-403's recipes (%q)", want)
+	}
 	out.Reset()
 	if code := run(context.Background(), []string{"list", "--json"}, &out, &out); code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
-	var entries []catalogue.Entry
+	var entries []struct {
+		catalogue.Entry
+		Fixes []catalogue.Recipe `json:"fixes"`
+	}
 	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != len(suites.All()) {
 		t.Fatalf("list --json: %v, %d entries", err, len(entries))
+	}
+	for _, e := range entries {
+		if want := catalogue.Recipes(e.ID); len(e.Fixes) != len(want) {
+			t.Errorf("list --json: %s has %d fixes, want %d", e.ID, len(e.Fixes), len(want))
+		}
 	}
 }
 
