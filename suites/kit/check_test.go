@@ -133,3 +133,24 @@ func TestErrorShownAsMessage(t *testing.T) {
 		t.Errorf("%v %q", r.State, r.Message)
 	}
 }
+
+// TestAssertionTailsPlain: a failed assertion's message is the check's
+// description and the values compared, without Go type headers, and
+// without Gomega's tail where it adds nothing ("Expected nil not to be
+// nil" after a description of what was missing).
+func TestAssertionTailsPlain(t *testing.T) {
+	type exchange struct{ N int }
+	for _, c := range []struct {
+		body func(*T)
+		want string
+	}{
+		{func(k *T) { var x *exchange; k.Expect(x).NotTo(BeNil(), "after #3 the client sent nothing") }, "after #3 the client sent nothing"},
+		{func(k *T) { k.Expect(false).To(BeTrue(), "no retry field") }, "no retry field"},
+		{func(k *T) { k.Expect(3).To(Equal(4), "count") }, "count\nExpected\n    3\nto equal\n    4"},
+		{func(k *T) { k.Expect(false).To(BeTrue()) }, "Expected\n    false\nto be true"},
+	} {
+		if r := run(t, time.Second, c.body); r.State != Failed || r.Message != c.want {
+			t.Errorf("%v %q, want %q", r.State, r.Message, c.want)
+		}
+	}
+}

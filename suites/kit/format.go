@@ -2,6 +2,7 @@ package kit
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/onsi/gomega/format"
 )
@@ -23,5 +24,22 @@ func init() {
 // goValueHeader is the line Gomega starts an object with: "<*pkg.T | 0x…>: ".
 var goValueHeader = regexp.MustCompile(`(?m)^[ \t]*<[^<>\n]*\| 0x[0-9a-f]+>: ?\n`)
 
-// plain removes Gomega's Go value headers from a failure message.
-func plain(message string) string { return goValueHeader.ReplaceAllString(message, "") }
+// goTypeHeader is the type Gomega puts before a value on its line:
+// "<int>: 3", "<*pkg.T | 0x0>: nil".
+var goTypeHeader = regexp.MustCompile(`(?m)^([ \t]*)<[^<>\n]*>: ?`)
+
+// trivialTail is what Gomega adds after a check's own description of a
+// failed BeNil, BeTrue or BeFalse: it says nothing the description does
+// not ("Expected nil not to be nil").
+var trivialTail = regexp.MustCompile(`\nExpected\n[ \t]*(?:nil\nnot to be nil|false\nto be true|true\nto be false)$`)
+
+// plain removes Gomega's Go value and type headers from a failure message,
+// and the tail of a failed BeNil, BeTrue or BeFalse after the check's own
+// description.
+func plain(message string) string {
+	m := goTypeHeader.ReplaceAllString(goValueHeader.ReplaceAllString(message, ""), "$1")
+	if !strings.HasPrefix(m, "Expected") {
+		m = trivialTail.ReplaceAllString(m, "")
+	}
+	return m
+}
