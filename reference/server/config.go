@@ -182,6 +182,12 @@ type Config struct {
 	// expects (package conformance).
 	ConformanceTools bool
 
+	// ToolsListChanged advertises tools.listChanged at 2026-07-28, for a
+	// server that sends notifications/tools/list_changed on listen
+	// streams (the client checks' scripted server does): a client opts in
+	// only to what a server advertises.
+	ToolsListChanged bool
+
 	// Store holds the state replicas share; nil means in memory, this
 	// process only. The server does not close it.
 	Store store.Store

@@ -85,7 +85,7 @@ func (s *Server) modernServer(m *modern, principal string) *mcp.Server {
 	if srv := m.servers[principal]; srv != nil {
 		return srv
 	}
-	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: s.cfg.ToolsListChanged}}
 	caps.AddExtension(tasksExtension, nil)
 	opts := &mcp.ServerOptions{
 		SupportedProtocolVersions: s.cfg.supportedRevisions(),

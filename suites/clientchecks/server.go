@@ -69,6 +69,9 @@ func clientServerConfig(o serverOpts) server.Config {
 		ExpiredResponse: server.ExpiredEnvelope,
 		// Tasks suggest this poll interval (CLI-TASK-POLL-INTERVAL).
 		TaskPollInterval: taskPoll,
+		// Its listen streams send notifications/tools/list_changed
+		// (CLI-LISTEN-AGAIN), so it says it may.
+		ToolsListChanged: true,
 		RecoveryHint:     o.hint,
 		Logger:           slog.New(slog.DiscardHandler),
 	}
