@@ -62,6 +62,9 @@ type engine struct {
 	// failed by the silence, and is inconclusive, naming it, whatever
 	// --parallel let it start before the run was ended.
 	silence func() (error, time.Time)
+	// settle, when set, waits until the liveness watcher has decided
+	// whether a target silent at the end of the checks stopped answering.
+	settle func(context.Context)
 }
 
 // job is a check bound to the protocol revision it runs at: "" in a run
@@ -201,6 +204,9 @@ func (en *engine) runJobs(ctx context.Context, jobs []job, selected func(job) bo
 		runOne(j)
 	}
 
+	if en.settle != nil {
+		en.settle(ctx)
+	}
 	if en.silence != nil {
 		if why, after := en.silence(); why != nil {
 			for _, j := range jobs {

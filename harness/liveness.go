@@ -49,6 +49,35 @@ type liveness struct {
 	// and silentAfter the last moment the target was seen answering.
 	silent      error
 	silentAfter time.Time
+	// missing is the pings in a row the target has not answered so far;
+	// ended is set when the watcher stops.
+	missing int
+	ended   bool
+}
+
+// settle waits, when the target is not answering the watcher's pings
+// right now, until the watcher decides: it answers again, or it has
+// stopped answering (silence). A run whose checks all ended while the
+// target was silent does not end before that is known, so what a silence
+// cut short is judged as such (engine.silence), however fast the checks
+// ended. Bounded by the watcher's own patience.
+func (l *liveness) settle(ctx context.Context) {
+	limit := time.After(time.Duration(l.failures+1) * (l.every + l.timeout))
+	for {
+		l.mu.Lock()
+		decided := l.missing == 0 || l.silent != nil || l.ended
+		l.mu.Unlock()
+		if decided {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-limit:
+			return
+		case <-time.After(l.every / 4):
+		}
+	}
 }
 
 // silence returns why the watcher gave up on a target that stopped
@@ -94,12 +123,18 @@ func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc, died
 	began := time.Now()
 	tick := time.NewTicker(l.every)
 	defer tick.Stop()
+	defer func() {
+		l.mu.Lock()
+		l.ended = true
+		l.mu.Unlock()
+	}()
 	missed, first, answered := 0, time.Time{}, began
 	for {
 		at := time.Now()
 		switch {
 		case l.isDown(), l.answers(ctx, client):
 			missed, answered = 0, at
+			l.setMissing(0)
 		case ctx.Err() != nil:
 			select {
 			case err := <-died:
@@ -111,7 +146,9 @@ func (l *liveness) watch(ctx context.Context, stop context.CancelCauseFunc, died
 			if missed == 0 {
 				first = at
 			}
-			if missed++; missed >= l.failures {
+			missed++
+			l.setMissing(missed)
+			if missed >= l.failures {
 				cause := &kit.Unobservable{Err: fmt.Errorf("the target stopped answering: %d pings in a row, each on a fresh connection, got no answer within %v, the first at %s (%.1fs into the checks)",
 					missed, l.timeout, first.Format("15:04:05"), first.Sub(began).Seconds())}
 				l.mu.Lock()
@@ -158,6 +195,12 @@ func (l *liveness) answers(ctx context.Context, client *http.Client) bool {
 	}
 	var ne net.Error
 	return !(errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout())
+}
+
+func (l *liveness) setMissing(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.missing = n
 }
 
 func (l *liveness) isDown() bool {

@@ -101,3 +101,31 @@ func TestE2EHungTargetFailsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EHungTargetSettles: when every check has ended while the target
+// is silent, but the watcher has not given up yet, the run waits for its
+// decision: the check that timed out on the hang is inconclusive, naming
+// the silence, and the run a setup error, not a failure of the check.
+func TestE2EHungTargetSettles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the watcher to give up on a hung target")
+	}
+	release := make(chan struct{})
+	srv := httptest.NewServer(hangsAfterInitialize(release))
+	defer srv.Close()
+	defer close(release)
+	probes := LivenessProbes{Every: time.Second, Timeout: time.Second, Misses: 12}
+	run, err := Run(context.Background(), Options{Focus: "^SESS-UNKNOWN-404$", URL: srv.URL, Liveness: probes}, io.Discard, io.Discard)
+	var se *SetupError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "the target stopped answering") {
+		t.Errorf("Run = %v; want a setup error saying the target stopped answering", err)
+	}
+	if run == nil {
+		t.Fatal("no run")
+	}
+	for _, c := range run.Checks {
+		if c.ID == "SESS-UNKNOWN-404" && (c.Verdict != report.Inconclusive || !strings.Contains(c.Message, "the target stopped answering")) {
+			t.Errorf("SESS-UNKNOWN-404: %s: %s", c.Verdict, firstLine(c.Message))
+		}
+	}
+}

@@ -217,7 +217,7 @@ func (o *Options) check(ctx context.Context, p *plan, stdout, stderr io.Writer) 
 	if g, ok := p.managed.(interface{ Gone() error }); ok {
 		en.gone = g.Gone
 	}
-	en.silence = p.live.silence
+	en.silence, en.settle = p.live.silence, p.live.settle
 	go func() { stopped <- p.live.watch(checksCtx, stop, died) }()
 	run, err := o.Common.finish(checksCtx, run, en, p.jobs, o.jobSelector(), stdout)
 	stop(nil)
