@@ -25,7 +25,7 @@ func writeChecksDoc(w io.Writer) error {
 		"*Applies to*: `sessions` (a 2025 target that issues session ids), `stateless` (a 2025 target that issues none), " +
 		"`2026-07-28` (the sessionless revision, `--protocol-version 2026-07-28`). " +
 		"*Rests on*: the checks its premise depends on; when one of them fails, this one is reported blocked by it. " +
-		"*Fixtures*: the broken implementations it fails on (docs/fixtures.md). A behaviour links the recipe that fixes it on each SDK that has one ([recipes](recipes/README.md)).\n")
+		"*Fixtures*: the broken implementations it fails on (docs/fixtures.md); \"(blocked)\": one that breaks what its premise rests on, so it may come out blocked by that, \"(may be blocked)\": one that breaks it and also what its premise rests on. A behaviour links the recipe that fixes it on each SDK that has one ([recipes](recipes/README.md)).\n")
 	for _, side := range []catalogue.Side{catalogue.Server, catalogue.Client} {
 		fmt.Fprintf(&b, "\n## %s checks\n", strings.ToUpper(string(side[:1]))+string(side[1:]))
 		section := ""
