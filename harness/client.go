@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -26,6 +27,10 @@ type ClientOptions struct {
 	// (2025-11-25) or 2026-07-28, where the checks that need sessions are
 	// not applicable.
 	ProtocolVersion string
+	// Browser grades a web page instead of Command, in a real Chromium
+	// (--browser): Page, or the reference browser client when Page is "".
+	Browser bool
+	Page    string
 }
 
 // RunClient runs the client checks once against the client that
@@ -44,16 +49,25 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 	if o.ProtocolVersion != "" {
 		version = o.ProtocolVersion
 	}
+	cl := &clientchecks.Client{Command: o.Command, StateRoot: root, ProtocolVersion: o.ProtocolVersion, Parallel: o.Parallel}
+	target := o.Command
+	if o.Browser {
+		page, stop, err := openPage(o.Page, root)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		cl.Page, target = page, page.URL
+	}
+	run := &report.Run{
+		Tool: "mcp-conform", Mode: "client", Target: target, CheckSet: string(catalogue.CheckSetResilience),
+		ProtocolVersion: version,
+	}
 	// The revision the scripted server speaks, which the run grades.
-	fmt.Fprintf(stdout, "mcp-conform client: checking %s (protocol %s, %d at a time)\n", o.Command, version, o.Parallel)
+	fmt.Fprintf(stdout, "mcp-conform client: checking %s (protocol %s, %d at a time)\n", target, version, o.Parallel)
 	if version == wire.SessionlessProtocolVersion {
 		fmt.Fprintf(stdout, "note: %s has no sessions: only the checks that need none apply (the task checks and those of 2026-07-28 alone); the others are not applicable\n", version)
 	}
-	run := &report.Run{
-		Tool: "mcp-conform", Mode: "client", Target: o.Command, CheckSet: string(catalogue.CheckSetResilience),
-		ProtocolVersion: version,
-	}
-	cl := &clientchecks.Client{Command: o.Command, StateRoot: root, ProtocolVersion: o.ProtocolVersion, Parallel: o.Parallel}
 	// Budgets come from the client: one undisturbed run first.
 	fmt.Fprintf(stdout, "measured: %s\n", cl.Measure(ctx))
 	var jobs []job
@@ -76,7 +90,14 @@ func (o *ClientOptions) selector() func(catalogue.Entry) bool {
 }
 
 func (o *ClientOptions) validate() error {
-	if strings.TrimSpace(o.Command) == "" {
+	switch {
+	case o.Browser && o.Command != "":
+		return setupErr("--browser grades a page, --command a process: give one")
+	case o.Browser && o.Page != "":
+		if u, err := url.Parse(o.Page); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return setupErr("--browser %q: want the page's http:// or https:// URL", o.Page)
+		}
+	case !o.Browser && strings.TrimSpace(o.Command) == "":
 		return setupErr("--command is empty")
 	}
 	switch o.ProtocolVersion {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +15,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/suites"
 )
 
-const clientUsage = `usage: mcp-conform client [--command CMD] [--protocol-version V] [--scenario ID]... [--junit FILE] [--json FILE] [--html FILE]
+const clientUsage = `usage: mcp-conform client [--command CMD | --browser [PAGE_URL]] [--protocol-version V] [--scenario ID]... [--junit FILE] [--json FILE] [--html FILE]
                           [--markdown FILE] [--docs-url URL] [--badge FILE]
                           [--expected-failures FILE] [-v]
        mcp-conform client reference [--broken NAME] URL
@@ -24,7 +25,10 @@ For each client check ('mcp-conform list', CLI-*) the harness runs a
 scripted, fault-injecting reference server and starts the client one or
 more times as /bin/sh -c 'CMD URL', telling it what to do through
 MCP_CONFORM_* environment variables (the client contract, see README).
-Without --command it grades the reference client.
+Without --command it grades the reference client. --browser grades a web
+page instead, each run a load of it in a tab of a real headless Chromium
+and each kill the page torn down (the page contract, docs/client-mode.md);
+without a URL, the reference browser client.
 
 'mcp-conform client reference URL' is the reference client speaking the
 contract (the same code as 'mcp-conform call'); --broken runs one of its
@@ -46,6 +50,7 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"revision the client is told to speak (MCP_CONFORM_PROTOCOL_VERSION): %s, or %s (no sessions: only the checks that need none apply: %s)",
 		wire.DefaultProtocolVersion, wire.SessionlessProtocolVersion, strings.Join(sessionlessClientChecks(), ", ")))
 	fs.StringVar(&o.Command, "command", "", "command that starts the client under test; the server URL is appended (default: the reference client)")
+	fs.BoolVar(&o.Browser, "browser", false, "grade a web page in a real headless Chromium instead of a command: the page URL follows the flag ({url} in it is the server's URL); without one, the reference browser client")
 	var scenarios stringList
 	fs.Var(&scenarios, "scenario", "run only this client check (repeatable, or comma-separated), e.g. CLI-RESUME")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to this file")
@@ -65,8 +70,17 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := noArgs(fs); err != nil {
-		return err
+	switch {
+	case o.Browser && fs.NArg() == 1:
+		o.Page = fs.Arg(0)
+	case o.Browser && fs.NArg() > 1:
+		return usageError(fmt.Errorf("--browser takes one page URL, got %s", strings.Join(fs.Args(), " ")))
+	case o.Browser && o.Command != "":
+		return usageError(errors.New("--browser grades a page and --command a process: give one"))
+	default:
+		if err := noArgs(fs); err != nil {
+			return err
+		}
 	}
 	if err := parallelFlag(o.Parallel); err != nil {
 		return err
@@ -78,7 +92,7 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 	}
-	if o.Command == "" {
+	if o.Command == "" && !o.Browser {
 		exe, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("finding the reference client: %w", err)

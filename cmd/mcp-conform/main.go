@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcp-conform/mcp-conform/internal/cli"
+	"github.com/mcp-conform/mcp-conform/reference/client/callcmd"
 	"github.com/mcp-conform/mcp-conform/reference/cmdline"
 )
 
@@ -49,7 +50,7 @@ var commands = []command{
 	{"init", "write a target profile, a baseline and a GitHub workflow for a server's repository", runInit, nil},
 	// Not "serve": one letter from "server", which checks a server.
 	{"reference-server", "run the reference MCP server", runServe, []string{"serve"}},
-	{"call", "call a tool with the reference client, rejoining the session stored in a state directory", runCall, nil},
+	{"call", "call a tool with the reference client, rejoining the session stored in a state directory", callcmd.Call, nil},
 	{"fixture", "run a deliberately broken server", runFixture, nil},
 	{"version", "print the version, commit and Go version", runVersion, []string{"--version", "-version"}},
 }

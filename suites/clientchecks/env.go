@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 	"github.com/mcp-conform/mcp-conform/suites/serverchecks"
+	"github.com/mcp-conform/mcp-conform/toxics/browser"
 )
 
 // Client is what the client checks know about the run; the harness
@@ -34,6 +35,9 @@ type Client struct {
 	// Parallel is how many checks run at once (--parallel): how many client
 	// processes the checks' deadlines expect to share the cores.
 	Parallel int
+	// Page, when set, is the client under test instead of Command: a web
+	// page, each run a load of it in a browser tab.
+	Page *Page
 	// Measured is the client's undisturbed run (Measure), from which every
 	// run's budget is derived.
 	Measured Measurement
@@ -79,6 +83,12 @@ type clientEnv struct {
 	mu   sync.Mutex
 	nrun int
 	runs []*clientRun
+
+	// A page's runs (Client.Page): the check's browser profile, its
+	// storage that of every run, and its tabs.
+	pmu     sync.Mutex
+	profile *browser.Profile
+	tabs    []*pageTab
 }
 
 // def is a client check before it is bound to a client command.
@@ -191,7 +201,7 @@ func (cl *Client) newEnv(t *kit.T, d def) *clientEnv {
 		e.Failf("state directory: %v", err)
 	}
 	e.stateDir = dir
-	srv, err := startScripted(opts, e.rec)
+	srv, err := startScripted(opts, e.rec, cl.pageOrigin())
 	if err != nil {
 		os.RemoveAll(dir)
 		e.Failf("scripted server: %v", err)
@@ -201,6 +211,7 @@ func (cl *Client) newEnv(t *kit.T, d def) *clientEnv {
 		srv.url, srv.cfg.ExpiredResponse, opts.hint, opts.token != "", filepath.Base(dir))
 	e.Cleanup(func(context.Context) {
 		e.stopRuns()
+		e.closePages()
 		srv.close()
 		os.RemoveAll(dir)
 	})
@@ -225,8 +236,8 @@ func (e *clientEnv) stopRuns() {
 	for _, cr := range runs {
 		select {
 		case <-cr.done:
-			if left := cr.tree.Kill(); len(left) > 0 {
-				e.Logf("run %d left %d processes running after it exited (pids %v): killed", cr.n, len(left), left)
+			if left := cr.proc.reap(); left != "" {
+				e.Logf("run %d left %s", cr.n, left)
 			}
 		default:
 			cr.kill()
@@ -373,4 +384,12 @@ func after(xs []exchange, t time.Time) []exchange {
 		}
 	}
 	return out
+}
+
+// pageOrigin is the origin of the page under test, "" for a command.
+func (cl *Client) pageOrigin() string {
+	if cl.Page == nil {
+		return ""
+	}
+	return cl.Page.Origin()
 }

@@ -174,10 +174,10 @@ func listenChecks() []def {
 }
 
 // end ends a run that would go on (a listen) once the check has seen what
-// it grades: SIGKILL to its process tree.
+// it grades: SIGKILL to its process tree, or its page torn down.
 func (cr *clientRun) end(why string) {
-	cr.mark(report.KindRunOutput, "run %d ended by the check (SIGKILL): %s", cr.n, why)
-	cr.tree.Kill()
+	cr.mark(report.KindRunOutput, "run %d ended by the check: %s", cr.n, why)
+	cr.proc.kill()
 	<-cr.done
 	cr.e.setRun(0)
 }

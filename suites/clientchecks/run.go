@@ -2,12 +2,9 @@ package clientchecks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,7 +13,6 @@ import (
 	"github.com/mcp-conform/mcp-conform/catalogue"
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/linesplit"
-	"github.com/mcp-conform/mcp-conform/internal/proctree"
 	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/suites/kit"
 )
@@ -31,14 +27,21 @@ type outLine struct {
 	Raw string
 }
 
-// clientRun is one process of the client under test.
+// clientRun is one run of the client under test: a process, or a load
+// of a page.
 type clientRun struct {
 	e       *clientEnv
 	n       int
 	action  contract.Action
-	cmd     *exec.Cmd
-	tree    *proctree.Tree
+	proc    runner
 	started time.Time
+	// out and errw split what the run prints into lines (its stdout and
+	// stderr; a page's contract lines and console).
+	out, errw *linesplit.Writer
+	// pmu orders a page's writes to out and errw with its end, after
+	// which pageDone drops them.
+	pmu      sync.Mutex
+	pageDone bool
 
 	mu      sync.Mutex
 	lines   []outLine
@@ -46,6 +49,7 @@ type clientRun struct {
 	exited  bool
 	code    int    // exit status; -1 if ended by a signal
 	signal  string // the signal that ended it
+	how     string // how it ended, if neither by itself nor by a signal
 	ended   time.Time
 	done    chan struct{}
 	// lastOutput is when the run last printed a line (stdout or stderr).
@@ -92,8 +96,21 @@ func (cr *clientRun) flush(name string, w *linesplit.Writer) {
 	}
 }
 
-// start runs the client under test once: /bin/sh -c 'CMD URL' in its own
-// process group, with the run's contract in the environment.
+// runner is what one run of the client under test is: a process
+// (process.go) or a page in a browser tab (page.go).
+type runner interface {
+	// kill is the refresh: the run ends at once, with no goodbye. It says
+	// what it did, for the log.
+	kill() string
+	// reap ends what the run left running after it ended, and says what
+	// ("" nothing).
+	reap() string
+	// interrupt is the user's cancel; it says what it did, for the log.
+	interrupt() string
+}
+
+// start runs the client under test once, with the run's contract: a
+// process (/bin/sh -c 'CMD URL') or, under --browser, a load of the page.
 func (e *clientEnv) start(r contract.Run) *clientRun {
 	e.Helper()
 	r.Scenario, r.StateDir, r.URL, r.ProtocolVersion = e.Entry.ID, e.stateDir, e.srv.url, e.client.ProtocolVersion
@@ -101,11 +118,8 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	e.nrun++
 	cr := &clientRun{e: e, n: e.nrun, action: r.Action, changed: make(chan struct{}), done: make(chan struct{})}
 	e.mu.Unlock()
-	cmd := exec.Command("/bin/sh", "-c", e.client.Command+" "+shellQuote(r.URL))
-	cmd.Env = append(cleanEnv(), append(r.Env(), fmt.Sprintf("%s=%d", contract.EnvRun, cr.n))...)
-	cr.tree = proctree.Prepare(cmd)
-	out := cr.splitter("stdout", cr.stdout)
-	errw := cr.splitter("stderr", func(s string) {
+	cr.out = cr.splitter("stdout", cr.stdout)
+	cr.errw = cr.splitter("stderr", func(s string) {
 		cr.mu.Lock()
 		cr.lastOutput = time.Now()
 		if strings.TrimSpace(s) != "" {
@@ -114,9 +128,6 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 		cr.mu.Unlock()
 		cr.mark(report.KindRunOutput, "run %d stderr: %s", cr.n, kit.Clip(s, 600))
 	})
-	cmd.Stdout, cmd.Stderr = out, errw
-	cmd.WaitDelay = 2 * time.Second // a child that keeps stdout open
-	cr.cmd = cmd
 	what := string(r.Action)
 	if r.Tool != "" {
 		what += " " + r.Tool + " " + string(r.Arguments)
@@ -127,37 +138,36 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	cr.mark(report.KindRunStart, "== run %d: %s", cr.n, what)
 	e.setRun(cr.n)
 	cr.started = time.Now()
-	if err := cmd.Start(); err != nil {
-		e.Failf("starting the client %q: %v", e.client.Command, err)
+	// Tracked before it starts: its end may come at once.
+	e.client.trackLive(cr)
+	var err error
+	if e.client.Page != nil {
+		cr.proc, err = e.loadPage(cr, r)
+	} else {
+		cr.proc, err = startProcess(cr, r)
+	}
+	if err != nil {
+		e.client.untrackLive(cr)
+		e.Failf("%v", err)
 	}
 	e.track(cr)
-	e.client.trackLive(cr)
-	go func() {
-		err := cr.tree.Wait()
-		e.client.untrackLive(cr)
-		cr.flush("stdout", out)
-		cr.flush("stderr", errw)
-		cr.mu.Lock()
-		cr.exited, cr.ended = true, time.Now()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &ee):
-			cr.code = ee.ExitCode()
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				cr.signal = ws.Signal().String()
-			}
-		default:
-			cr.code = -1
-			cr.signal = err.Error()
-		}
-		close(cr.changed)
-		cr.changed = make(chan struct{})
-		cr.mu.Unlock()
-		cr.mark(report.KindRunExit, "== run %d exited: %s", cr.n, cr.exitText())
-		close(cr.done)
-	}()
 	return cr
+}
+
+// exit records the end of the run: its exit status (-1 if it did not
+// exit by itself), the signal that ended a process, or how else it ended.
+func (cr *clientRun) exit(code int, signal, how string) {
+	cr.e.client.untrackLive(cr)
+	cr.flush("stdout", cr.out)
+	cr.flush("stderr", cr.errw)
+	cr.mu.Lock()
+	cr.exited, cr.ended = true, time.Now()
+	cr.code, cr.signal, cr.how = code, signal, how
+	close(cr.changed)
+	cr.changed = make(chan struct{})
+	cr.mu.Unlock()
+	cr.mark(report.KindRunExit, "== run %d exited: %s", cr.n, cr.exitText())
+	close(cr.done)
 }
 
 // mark adds a line to the log and to the run's lane.
@@ -180,24 +190,6 @@ func (cr *clientRun) stdout(s string) {
 	cr.mu.Unlock()
 }
 
-// cleanEnv is the harness's environment without any contract variable.
-func cleanEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		drop := false
-		for _, v := range contract.Vars {
-			drop = drop || k == v
-		}
-		if !drop {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // snapshot returns the lines so far, whether the run ended, and a channel
 // closed at the next change.
 func (cr *clientRun) snapshot() ([]outLine, bool, <-chan struct{}) {
@@ -207,6 +199,9 @@ func (cr *clientRun) snapshot() ([]outLine, bool, <-chan struct{}) {
 }
 
 func (cr *clientRun) exitText() string {
+	if cr.how != "" {
+		return cr.how
+	}
 	if cr.signal != "" {
 		return "ended by signal (" + cr.signal + ")"
 	}
@@ -386,20 +381,20 @@ func (cr *clientRun) fails(ctx context.Context, why string) []outLine {
 	return lines
 }
 
-// kill is the refresh: SIGKILL to the client's process tree, no goodbye.
+// kill is the refresh: the run ends at once, no goodbye (SIGKILL to a
+// process's tree; a page torn down).
 func (cr *clientRun) kill() {
-	cr.e.Logf("!! F-REFRESH: run %d killed (SIGKILL)", cr.n)
-	cr.tree.Kill()
+	cr.e.Logf("!! F-REFRESH: run %d %s", cr.n, cr.proc.kill())
 	<-cr.done
 	cr.e.setRun(0)
 }
 
-// interrupt is the user's Ctrl-C: SIGINT to the client process only, not
+// interrupt is the user's cancel: SIGINT to the client process only, not
 // its process group, so that what ends the run is the client's own
-// handling of it, not the signal killing every process it started.
+// handling of it, not the signal killing every process it started; a
+// page's oncancel.
 func (cr *clientRun) interrupt() time.Time {
-	pids := cr.signalClient(syscall.SIGINT)
-	cr.e.Logf("!! the user cancels: SIGINT to run %d (pid %v)", cr.n, pids)
+	cr.e.Logf("!! the user cancels: %s", cr.proc.interrupt())
 	return time.Now()
 }
 

@@ -46,6 +46,8 @@ type scriptedServer struct {
 	host    *server.Host
 	next    http.Handler // the reference server, across restarts
 	closing chan struct{}
+	// cors is the origin of the page under test ("" for a process).
+	cors string
 
 	mu   sync.Mutex
 	hook hook
@@ -84,8 +86,13 @@ func clientServerConfig(o serverOpts) server.Config {
 	return cfg
 }
 
-func startScripted(o serverOpts, rec *clientRecorder) (*scriptedServer, error) {
-	s := &scriptedServer{cfg: clientServerConfig(o), token: o.token, rec: rec, closing: make(chan struct{})}
+// startScripted starts a check's scripted server; origin, when not "",
+// is the origin of the page under test, which may call it (CORS).
+func startScripted(o serverOpts, rec *clientRecorder, origin string) (*scriptedServer, error) {
+	s := &scriptedServer{cfg: clientServerConfig(o), token: o.token, rec: rec, closing: make(chan struct{}), cors: origin}
+	if origin != "" {
+		s.cfg.AllowedOrigins = []string{origin}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -132,6 +139,9 @@ func (s *scriptedServer) currentHook() hook {
 }
 
 func (s *scriptedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.preflight(w, r) {
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	if err != nil {
 		http.Error(w, "reading body", http.StatusBadRequest)
@@ -222,4 +232,25 @@ func (s *scriptedServer) refuse(x *exchange, w http.ResponseWriter) {
 	w.Header().Set("Content-Type", wire.MediaTypeJSON)
 	w.WriteHeader(http.StatusBadRequest)
 	fmt.Fprint(w, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Bad Request: this session cannot be rejoined"},"id":null}`)
+}
+
+// preflight lets the page under test read what the server answers (CORS):
+// its session id and the headers a client must see. It answers a CORS
+// preflight itself, unrecorded: the browser sends it, not the client.
+func (s *scriptedServer) preflight(w http.ResponseWriter, r *http.Request) bool {
+	if s.cors == "" || r.Header.Get("Origin") != s.cors {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", s.cors)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+	h.Set("Access-Control-Allow-Headers", r.Header.Get("Access-Control-Request-Headers"))
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }

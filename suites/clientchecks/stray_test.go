@@ -15,7 +15,7 @@ import (
 // strays.
 func TestStrayRequestsRecorded(t *testing.T) {
 	rec := &clientRecorder{log: kit.NewLog(), run: func() int { return 3 }}
-	s, err := startScripted(serverOpts{}, rec)
+	s, err := startScripted(serverOpts{}, rec, "")
 	if err != nil {
 		t.Fatal(err)
 	}

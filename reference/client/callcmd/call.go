@@ -1,4 +1,4 @@
-package main
+package callcmd
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/internal/wire"
 	"github.com/mcp-conform/mcp-conform/reference/client"
-	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 )
 
 const callUsage = `usage: mcp-conform call --state-dir DIR [--url URL] [flags] [TOOL [JSON_ARGS]]
@@ -153,7 +152,9 @@ func parseCallFlags(args []string, stderr io.Writer) (*callFlags, error) {
 	return f, nil
 }
 
-func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// Call is `mcp-conform call`: args are its command line (without the
+// command's name), and it prints its JSON lines to stdout.
+func Call(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseCallFlags(args, stderr)
 	if err != nil {
 		return err
@@ -163,7 +164,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 	}
-	st, err := storage.Open(f.stateDir)
+	st, err := open(f.stateDir)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,219 @@
+package clientchecks
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/toxics/browser"
+)
+
+// Page is a client under test that is a web page (`client --browser`):
+// each run is a load of the page in a tab of Browser, under the page
+// contract (package contract).
+type Page struct {
+	// URL is the page's address; contract.PageURLPlaceholder in it is
+	// replaced with the scripted server's URL.
+	URL string
+	// Browser runs the pages.
+	Browser *browser.Browser
+}
+
+// Origin is the page's origin, which the scripted server lets call it
+// (CORS).
+func (p *Page) Origin() string {
+	u, err := url.Parse(p.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// pageTab is a tab of a check's profile and the run it shows, if any.
+type pageTab struct {
+	tab *browser.Tab
+	mu  sync.Mutex
+	cur *pageRun // nil between runs
+}
+
+// pageRun is one load of the page: a runner.
+type pageRun struct {
+	cr  *clientRun
+	t   *pageTab
+	end sync.Once
+}
+
+// pageScript defines contract.PageGlobal for run pr before the page's
+// own scripts run.
+func pageScript(pr contract.PageRun) string {
+	run, _ := json.Marshal(pr)
+	return fmt.Sprintf(`(() => {
+  const run = Object.freeze(%s);
+  const call = (b, v) => globalThis[b](JSON.stringify(v));
+  const api = {
+    run,
+    line(v) { call(%q, {run: run.run, line: typeof v === "string" ? v : JSON.stringify(v)}); },
+    exit(code) { call(%q, {run: run.run, code: Number(code) | 0}); },
+    oncancel: null,
+  };
+  Object.defineProperty(globalThis, %q, {value: api, enumerable: true});
+})();`, run, contract.PageLineBinding, contract.PageExitBinding, contract.PageGlobal)
+}
+
+// loadPage starts run cr as a load of the page in an idle tab of the
+// check's profile (a new tab if every tab is busy).
+func (e *clientEnv) loadPage(cr *clientRun, r contract.Run) (*pageRun, error) {
+	t, err := e.idleTab()
+	if err != nil {
+		return nil, err
+	}
+	p := &pageRun{cr: cr, t: t}
+	t.mu.Lock()
+	t.cur = p
+	t.mu.Unlock()
+	page := strings.ReplaceAll(e.client.Page.URL, contract.PageURLPlaceholder, url.QueryEscape(r.URL))
+	if err := t.tab.Load(page, pageScript(r.Page(cr.n))); err != nil {
+		go p.finish(-1, "the page did not load: "+err.Error())
+	}
+	return p, nil
+}
+
+// idleTab returns a tab whose run ended, or opens one.
+func (e *clientEnv) idleTab() (*pageTab, error) {
+	e.pmu.Lock()
+	defer e.pmu.Unlock()
+	for _, t := range e.tabs {
+		t.mu.Lock()
+		free := t.cur == nil
+		t.mu.Unlock()
+		if free {
+			return t, nil
+		}
+	}
+	if e.profile == nil {
+		p, err := e.client.Page.Browser.Profile()
+		if err != nil {
+			return nil, err
+		}
+		e.profile = p
+	}
+	t := &pageTab{}
+	tab, err := e.profile.Open([]string{contract.PageLineBinding, contract.PageExitBinding}, browser.Events{
+		Binding: t.binding, Console: t.console, Crashed: t.crashed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.tab = tab
+	e.tabs = append(e.tabs, t)
+	return t, nil
+}
+
+// closePages closes the check's profile: its tabs and its storage.
+func (e *clientEnv) closePages() {
+	e.pmu.Lock()
+	defer e.pmu.Unlock()
+	if e.profile != nil {
+		e.profile.Close()
+	}
+}
+
+// current returns the tab's run, if it is run (0: any).
+func (t *pageTab) current(run int) *pageRun {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == nil || (run != 0 && t.cur.cr.n != run) {
+		return nil
+	}
+	return t.cur
+}
+
+func (t *pageTab) binding(name, payload string) {
+	var c contract.PageCall
+	if err := json.Unmarshal([]byte(payload), &c); err != nil || c.Run == 0 {
+		if p := t.current(0); p != nil {
+			p.cr.consoleLine(fmt.Sprintf("%s called with %q, not what %s.line and exit pass", name, payload, contract.PageGlobal))
+		}
+		return
+	}
+	p := t.current(c.Run)
+	if p == nil {
+		return // a page torn down, or the run already ended
+	}
+	switch name {
+	case contract.PageLineBinding:
+		p.cr.pageWrite(p.cr.out, c.Line)
+	case contract.PageExitBinding:
+		p.finishAsync(c.Code, "")
+	}
+}
+
+func (t *pageTab) console(m chromedp.ConsoleMessage) {
+	if p := t.current(0); p != nil {
+		p.cr.consoleLine("console." + string(m.Type) + ": " + m.Text)
+	}
+}
+
+func (t *pageTab) crashed() {
+	if p := t.current(0); p != nil {
+		p.finishAsync(-1, "the page crashed")
+	}
+}
+
+// consoleLine is a line of the page's console: its stderr.
+func (cr *clientRun) consoleLine(s string) { cr.pageWrite(cr.errw, s) }
+
+// pageWrite writes one line the page printed, unless the run has ended.
+func (cr *clientRun) pageWrite(w interface{ Write([]byte) (int, error) }, s string) {
+	cr.pmu.Lock()
+	defer cr.pmu.Unlock()
+	if !cr.pageDone {
+		w.Write([]byte(strings.ReplaceAll(s, "\n", " ") + "\n"))
+	}
+}
+
+// finishAsync ends the run from one of the tab's event goroutines, which
+// must not wait on the browser.
+func (p *pageRun) finishAsync(code int, how string) { go p.finish(code, how) }
+
+// finish ends the run once: the page is torn down (a page that reported
+// its exit leaves no stream open, as an exited process leaves none), and
+// the tab is free for the next run.
+func (p *pageRun) finish(code int, how string) {
+	p.end.Do(func() {
+		cr := p.cr
+		cr.pmu.Lock()
+		cr.pageDone = true
+		cr.pmu.Unlock()
+		if err := p.t.tab.Unload(); err != nil {
+			cr.e.Logf("tearing run %d's page down: %v", cr.n, err)
+		}
+		p.t.mu.Lock()
+		p.t.cur = nil
+		p.t.mu.Unlock()
+		cr.exit(code, "", how)
+	})
+}
+
+func (p *pageRun) kill() string {
+	p.finish(-1, "its page torn down (F-REFRESH)")
+	return "torn down: its tab navigated away, its requests aborted, its storage kept"
+}
+
+func (p *pageRun) reap() string { return "" }
+
+func (p *pageRun) interrupt() string {
+	got, err := p.t.tab.Eval(`(() => { const c = globalThis.` + contract.PageGlobal + `; if (c && typeof c.oncancel === "function") { c.oncancel(); return true; } return false; })()`)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("calling run %d's %s.oncancel failed: %v", p.cr.n, contract.PageGlobal, err)
+	case got != "true":
+		return fmt.Sprintf("run %d's page set no %s.oncancel: it cannot be cancelled", p.cr.n, contract.PageGlobal)
+	}
+	return fmt.Sprintf("run %d's %s.oncancel called (the page's Stop)", p.cr.n, contract.PageGlobal)
+}
