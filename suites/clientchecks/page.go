@@ -200,8 +200,9 @@ func (p *pageRun) finish(code int, how string) {
 	})
 }
 
-func (p *pageRun) kill() string {
-	p.finish(-1, "its page torn down (F-REFRESH)")
+func (p *pageRun) kill() { p.finish(-1, "its page torn down (F-REFRESH)") }
+
+func (p *pageRun) killing() string {
 	return "torn down: its tab navigated away, its requests aborted, its storage kept"
 }
 

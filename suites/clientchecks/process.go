@@ -52,10 +52,9 @@ func startProcess(cr *clientRun, r contract.Run) (*process, error) {
 	return p, nil
 }
 
-func (p *process) kill() string {
-	p.tree.Kill()
-	return "killed (SIGKILL)"
-}
+func (p *process) kill() { p.tree.Kill() }
+
+func (p *process) killing() string { return "killed (SIGKILL)" }
 
 func (p *process) reap() string {
 	if left := p.tree.Kill(); len(left) > 0 {

@@ -99,9 +99,10 @@ func (cr *clientRun) flush(name string, w *linesplit.Writer) {
 // runner is what one run of the client under test is: a process
 // (process.go) or a page in a browser tab (page.go).
 type runner interface {
-	// kill is the refresh: the run ends at once, with no goodbye. It says
-	// what it did, for the log.
-	kill() string
+	// kill is the refresh: the run ends at once, with no goodbye.
+	kill()
+	// killing says what kill does, for the log.
+	killing() string
 	// reap ends what the run left running after it ended, and says what
 	// ("" nothing).
 	reap() string
@@ -384,7 +385,8 @@ func (cr *clientRun) fails(ctx context.Context, why string) []outLine {
 // kill is the refresh: the run ends at once, no goodbye (SIGKILL to a
 // process's tree; a page torn down).
 func (cr *clientRun) kill() {
-	cr.e.Logf("!! F-REFRESH: run %d %s", cr.n, cr.proc.kill())
+	cr.e.Logf("!! F-REFRESH: run %d %s", cr.n, cr.proc.killing())
+	cr.proc.kill()
 	<-cr.done
 	cr.e.setRun(0)
 }
