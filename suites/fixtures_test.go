@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"github.com/mcp-conform/mcp-conform/suites/clientchecks/brokenpages"
 	"regexp"
 	"slices"
 	"strings"
@@ -93,6 +94,18 @@ func TestClientFixtures(t *testing.T) {
 		}
 		if g, err := clients.Lookup(f.Name); err != nil || g.Name != f.Name {
 			t.Errorf("Lookup(%q): %v", f.Name, err)
+		}
+	}
+	// A browser check's fixtures are broken pages.
+	for _, p := range brokenpages.All() {
+		if p.About == "" {
+			t.Errorf("%s: needs About", p.Name)
+		}
+		for _, id := range p.Breaks {
+			if e, ok := Lookup(id); !ok || e.Side != catalogue.Client {
+				t.Errorf("%s breaks %s, which is not a client check", p.Name, id)
+			}
+			broken[id] = true
 		}
 	}
 	for _, id := range IDs(catalogue.Client) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/mcp-conform/mcp-conform/suites/clientchecks/brokenpages"
 	"io"
 	"slices"
 	"strings"
@@ -78,6 +79,11 @@ func breakersOf(e catalogue.Entry) []string {
 		for _, f := range clients.All() {
 			if slices.Contains(f.Breaks, e.ID) {
 				out = append(out, f.Name)
+			}
+		}
+		for _, p := range brokenpages.All() {
+			if slices.Contains(p.Breaks, e.ID) {
+				out = append(out, p.Name+" (page)")
 			}
 		}
 		return out

@@ -70,11 +70,16 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case o.Browser && fs.NArg() == 1:
+	if o.Browser && fs.NArg() > 0 {
+		// The page's URL follows --browser; flags may come after it.
 		o.Page = fs.Arg(0)
-	case o.Browser && fs.NArg() > 1:
-		return usageError(fmt.Errorf("--browser takes one page URL, got %s", strings.Join(fs.Args(), " ")))
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.Browser && fs.NArg() > 0:
+		return usageError(fmt.Errorf("--browser takes one page URL, got %s %s", o.Page, strings.Join(fs.Args(), " ")))
 	case o.Browser && o.Command != "":
 		return usageError(errors.New("--browser grades a page and --command a process: give one"))
 	default:

@@ -501,7 +501,7 @@ func expectAllPass(t *testing.T, r *report.Run, side catalogue.Side) []string {
 // replica check without --replica-url, or a check of the sessionless
 // revision in a run of an earlier one.
 func skipsByDesign(c report.Check) bool {
-	return skipsForReplicas(c) || (c.Verdict == report.Skip && c.Cause == report.OtherRevision)
+	return skipsForReplicas(c) || (c.Verdict == report.Skip && (c.Cause == report.OtherRevision || c.Cause == report.NeedsBrowser))
 }
 
 func sorted(s []string) []string {

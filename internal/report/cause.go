@@ -36,6 +36,9 @@ const (
 	// NeedsProxy: the check injects a network fault, which --no-proxy rules
 	// out.
 	NeedsProxy Cause = "needs-proxy"
+	// NeedsBrowser: the check is about a web page in a browser; the
+	// client under test is a process.
+	NeedsBrowser Cause = "needs-browser"
 	// Unobservable: the harness could not observe the behaviour (its own
 	// setup or delay, or what the target legitimately did, left the
 	// premise unmet): an inconclusive verdict, or a skip for want of what

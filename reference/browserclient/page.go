@@ -24,8 +24,8 @@ var indexHTML []byte
 // EnvDir names a directory Build made, to use instead of building.
 const EnvDir = "MCP_CONFORM_PAGE_DIR"
 
-// pkg is the program's import path.
-const pkg = "github.com/mcp-conform/mcp-conform/reference/browserclient/wasm"
+// Program is the reference browser client's import path.
+const Program = "github.com/mcp-conform/mcp-conform/reference/browserclient/wasm"
 
 // Find returns the directory of a built reference browser client:
 // $MCP_CONFORM_PAGE_DIR, else page/ beside the running executable (where
@@ -41,7 +41,7 @@ func Find(tmp string) (string, error) {
 		}
 	}
 	d := filepath.Join(tmp, "page")
-	if err := Build(d); err != nil {
+	if err := Build(d, Program); err != nil {
 		return "", fmt.Errorf("the reference browser client is not built (make build puts it in bin/page, or set $%s) and building it failed: %w", EnvDir, err)
 	}
 	return d, nil
@@ -57,11 +57,11 @@ func complete(dir string) error {
 	return nil
 }
 
-// Build compiles the program (GOOS=js GOARCH=wasm) into dir, with the page
-// and the wasm_exec.js of the Go that compiled it, which must match. It
-// needs the go command and this project's source around the working
-// directory.
-func Build(dir string) error {
+// Build compiles program pkg (GOOS=js GOARCH=wasm; Program, or a broken
+// variant) into dir, with the page and the wasm_exec.js of the Go that
+// compiled it, which must match. It needs the go command and this
+// project's source around the working directory.
+func Build(dir, pkg string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

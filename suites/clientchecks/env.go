@@ -141,7 +141,7 @@ func Checks(cl *Client) []kit.Check {
 // order of the kinds here, then of the checks in each.
 func allDefs() []def {
 	var defs []def
-	for _, kind := range [][]def{undisturbedChecks(), sessionChecks(), streamChecks(), expiryChecks(), taskChecks(), revisionChecks(), listenChecks(), statusChecks(), oauthChecks()} {
+	for _, kind := range [][]def{undisturbedChecks(), sessionChecks(), streamChecks(), expiryChecks(), taskChecks(), revisionChecks(), listenChecks(), statusChecks(), oauthChecks(), browserChecks()} {
 		for _, d := range kind {
 			d.Entry = clientEntry(d.Entry)
 			defs = append(defs, d)

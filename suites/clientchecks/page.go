@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcp-conform/mcp-conform/contract"
+	"github.com/mcp-conform/mcp-conform/internal/report"
 	"github.com/mcp-conform/mcp-conform/toxics/browser"
 )
 
@@ -81,6 +82,60 @@ func (e *clientEnv) loadPage(cr *clientRun, r contract.Run) (*pageRun, error) {
 		go p.finish(-1, "the page did not load: "+err.Error())
 	}
 	return p, nil
+}
+
+// isPage reports a client under test that is a page.
+func (e *clientEnv) isPage() bool { return e.client.Page != nil }
+
+// needsPage makes a check about what only a browser has not applicable
+// to a client that is a process.
+func (e *clientEnv) needsPage() {
+	if !e.isPage() {
+		e.Skip(report.NeedsBrowser, "not applicable: the check is about a web page in a browser (mcp-conform client --browser PAGE_URL)")
+	}
+}
+
+// reload is F-RELOAD: the browser reloads cr's page (the user's refresh),
+// and the new document is run r. cr ends there.
+func (e *clientEnv) reload(cr *clientRun, r contract.Run) *clientRun {
+	e.Helper()
+	old := cr.proc.(*pageRun)
+	e.Logf("!! F-RELOAD: the browser reloads run %d's page; the new document is run %d", cr.n, cr.n+1)
+	return e.begin(r, func(next *clientRun, r contract.Run) (runner, error) {
+		p := &pageRun{cr: next, t: old.t}
+		reloaded := false
+		old.end.Do(func() {
+			reloaded = true
+			cr.pmu.Lock()
+			cr.pageDone = true
+			cr.pmu.Unlock()
+			old.t.mu.Lock()
+			old.t.cur = p
+			old.t.mu.Unlock()
+			cr.exit(-1, "", "its page reloaded by the browser (F-RELOAD)")
+		})
+		if !reloaded {
+			// It ended by itself first, its page torn down: a load, then.
+			return e.loadPage(next, r)
+		}
+		if err := old.t.tab.Reload(pageScript(r.Page(next.n))); err != nil {
+			go p.finish(-1, "the page did not reload: "+err.Error())
+		}
+		return p, nil
+	})
+}
+
+// offline is F-OFFLINE: the network of cr's tab goes off, or back on.
+func (e *clientEnv) offline(cr *clientRun, off bool) {
+	e.Helper()
+	what := "back online"
+	if off {
+		what = "offline: its requests fail at once"
+	}
+	e.Logf("!! F-OFFLINE: run %d's tab %s", cr.n, what)
+	if err := cr.proc.(*pageRun).t.tab.Offline(off); err != nil {
+		e.Failf("switching the tab's network: %v", err)
+	}
 }
 
 // idleTab returns a tab whose run ended, or opens one.

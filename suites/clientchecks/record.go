@@ -295,13 +295,17 @@ func (w *captureWriter) sseLine(line string) {
 	w.rec.update(w.x, func(x *exchange) { x.Events = append(x.Events, ev) })
 	w.rec.log.Add(&report.Event{Lane: lane(w.x), Kind: ev.kind(), Group: w.rec.log.EventGroup(lane(w.x), ev.ID, ev.Data), Text: ev.text(w.x.N)}, "")
 	if w.cut != nil && w.cut.until(ev) {
-		retry := "retry: " + strconv.FormatInt(w.cut.retry.Milliseconds(), 10) + "\n\n"
-		w.ResponseWriter.Write([]byte(retry))
-		http.NewResponseController(w.ResponseWriter).Flush()
+		// A retry of 0 is a connection lost, not a close on purpose: no
+		// retry field.
+		if w.cut.retry > 0 {
+			retry := "retry: " + strconv.FormatInt(w.cut.retry.Milliseconds(), 10) + "\n\n"
+			w.ResponseWriter.Write([]byte(retry))
+			http.NewResponseController(w.ResponseWriter).Flush()
+			w.rec.mark(w.x, report.KindRetry, "", fmt.Sprintf("#%d   | %s", w.x.N, strings.TrimSpace(retry)))
+		}
 		w.cutDone = true
 		at := time.Now()
 		w.rec.update(w.x, func(x *exchange) { x.CutAt = at })
-		w.rec.mark(w.x, report.KindRetry, "", fmt.Sprintf("#%d   | %s", w.x.N, strings.TrimSpace(retry)))
 		w.rec.logf("!! stream #%d closed by the server after %s (%s), retry %v", w.x.N, events(w.events), w.sentText(), w.cut.retry)
 		w.cut.cancel()
 	}

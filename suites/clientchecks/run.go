@@ -114,6 +114,17 @@ type runner interface {
 // process (/bin/sh -c 'CMD URL') or, under --browser, a load of the page.
 func (e *clientEnv) start(r contract.Run) *clientRun {
 	e.Helper()
+	return e.begin(r, func(cr *clientRun, r contract.Run) (runner, error) {
+		if e.client.Page != nil {
+			return e.loadPage(cr, r)
+		}
+		return startProcess(cr, r)
+	})
+}
+
+// begin starts run r of the client under test with launch.
+func (e *clientEnv) begin(r contract.Run, launch func(*clientRun, contract.Run) (runner, error)) *clientRun {
+	e.Helper()
 	r.Scenario, r.StateDir, r.URL, r.ProtocolVersion = e.Entry.ID, e.stateDir, e.srv.url, e.client.ProtocolVersion
 	e.mu.Lock()
 	e.nrun++
@@ -142,12 +153,7 @@ func (e *clientEnv) start(r contract.Run) *clientRun {
 	// Tracked before it starts: its end may come at once.
 	e.client.trackLive(cr)
 	var err error
-	if e.client.Page != nil {
-		cr.proc, err = e.loadPage(cr, r)
-	} else {
-		cr.proc, err = startProcess(cr, r)
-	}
-	if err != nil {
+	if cr.proc, err = launch(cr, r); err != nil {
 		e.client.untrackLive(cr)
 		e.Failf("%v", err)
 	}

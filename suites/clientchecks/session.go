@@ -235,6 +235,15 @@ func (e *clientEnv) waitStepSent(ctx context.Context, cr *clientRun, step string
 // is killed when it is over all the same.
 func (e *clientEnv) killBetweenSteps(ctx context.Context, cr *clientRun, step string, grace time.Duration) {
 	e.Helper()
+	e.betweenSteps(ctx, cr, step, grace)
+	cr.kill()
+}
+
+// betweenSteps waits until the server has sent step of long_operation on
+// the call's stream and the client has had up to grace to handle it (see
+// killBetweenSteps).
+func (e *clientEnv) betweenSteps(ctx context.Context, cr *clientRun, step string, grace time.Duration) {
+	e.Helper()
 	e.waitStepSent(ctx, cr, step)
 	over := time.NewTimer(grace)
 	defer over.Stop()
@@ -252,7 +261,6 @@ wait:
 			break wait
 		}
 	}
-	cr.kill()
 }
 
 // sentAccount says, from the server's own record, which notifications of

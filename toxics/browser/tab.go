@@ -97,18 +97,8 @@ func (t *Tab) Load(url, script string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return chromedp.Do(t.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if t.script != "" {
-			if _, err := cdp.Call(ctx, tg, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: t.script}); err != nil {
-				return err
-			}
-			t.script = ""
-		}
-		if script != "" {
-			res, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
-			if err != nil {
-				return err
-			}
-			t.script = res.Identifier
+		if err := t.setScript(ctx, tg, script); err != nil {
+			return err
 		}
 		res, err := cdp.Call(ctx, tg, page.Navigate, page.NavigateParams{URL: url})
 		if err != nil {
@@ -119,6 +109,40 @@ func (t *Tab) Load(url, script string) error {
 		}
 		return nil
 	}))
+}
+
+// Reload is F-RELOAD: the browser's own reload of the page (the user's
+// refresh), script replacing the previous one for the new document.
+func (t *Tab) Reload(script string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return chromedp.Do(t.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if err := t.setScript(ctx, tg, script); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, tg, page.Reload, page.ReloadParams{})
+		return err
+	}))
+}
+
+// setScript makes script the one every new document of the tab runs
+// first ("" none).
+func (t *Tab) setScript(ctx context.Context, tg *chromedp.Target, script string) error {
+	if t.script != "" {
+		if _, err := cdp.Call(ctx, tg, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: t.script}); err != nil {
+			return err
+		}
+		t.script = ""
+	}
+	if script == "" {
+		return nil
+	}
+	res, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
+	if err != nil {
+		return err
+	}
+	t.script = res.Identifier
+	return nil
 }
 
 // Unload tears the page down: the tab goes to about:blank, which aborts the
@@ -150,6 +174,15 @@ func (t *Tab) Eval(expr string) (string, error) {
 // offline and online events.
 func (t *Tab) Offline(off bool) error {
 	return chromedp.Do(t.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		// The rule fails the requests; the override is what the page
+		// sees (navigator.onLine, its offline and online events).
+		var rules []*network.Conditions
+		if off {
+			rules = []*network.Conditions{{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}}
+		}
+		if _, err := cdp.Call(ctx, tg, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: rules}); err != nil {
+			return err
+		}
 		_, err := cdp.Call(ctx, tg, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: off, DownloadThroughput: -1, UploadThroughput: -1})
 		return err
 	}))

@@ -1,0 +1,112 @@
+package clientchecks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/mcp-conform/mcp-conform/catalogue"
+	"github.com/mcp-conform/mcp-conform/contract"
+)
+
+// The browser checks' call: browserSteps steps, browserInterval apart.
+const (
+	browserSteps    = 6
+	browserInterval = 400 * time.Millisecond
+	// offlineFor is how long CLI-BROWSER-OFFLINE keeps the tab offline.
+	offlineFor = 1500 * time.Millisecond
+)
+
+// browserChecks grade what only a web page in a browser has: the
+// browser's own reload, its network going away, a second tab. A client
+// that is a process is not applicable to them.
+func browserChecks() []def {
+	return []def{
+		{Entry: catalogue.Entry{ID: "CLI-BROWSER-RELOAD", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "browser-refresh",
+			Summary: "The seeds' acceptance test: a page reloaded by the browser while a call runs rejoins its stored session (no new session while it lives) and shows the call's result."},
+			opts: serverOpts{}, runs: 2, waits: browserSteps * browserInterval, body: func(ctx context.Context, e *clientEnv) {
+				e.needsPage()
+				a := e.start(callRun("long_operation", map[string]any{"steps": browserSteps, "interval_ms": browserInterval.Milliseconds()}))
+				e.betweenSteps(ctx, a, "l2", browserInterval/2)
+				sid := e.toolCalls(a.n)[0].SessionID
+				b := e.reload(a, actionRun(contract.ActionResume))
+				b.finish(ctx, "the page reloaded during a call must rejoin its session and show the call's result")
+				e.Expect(resultText(b.result().Result)).To(Equal(fmt.Sprintf("completed %d steps", browserSteps)), "the call's result after the reload")
+				e.expectRejoined(b, sid)
+			}},
+
+		{Entry: catalogue.Entry{ID: "CLI-BROWSER-OFFLINE", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "browser-refresh",
+			Summary: "A page whose network goes away during a call (its call's stream lost, its requests failing) and comes back resumes the call's stream in its session with Last-Event-ID once online, and shows the call's result, without a new session."},
+			opts: serverOpts{}, runs: 1, waits: browserSteps*browserInterval + offlineFor, body: func(ctx context.Context, e *clientEnv) {
+				e.needsPage()
+				var offline atomic.Bool
+				e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
+					if x.tool() == "long_operation" {
+						// The network goes: the call's stream is lost at its
+						// next event once the tab is offline, with no retry
+						// field, as a dropped connection has none.
+						e.srv.cutWhen(w, func(sseEvent) bool { return offline.Load() }, 0)
+					}
+					return false
+				})
+				a := e.start(callRun("long_operation", map[string]any{"steps": browserSteps, "interval_ms": browserInterval.Milliseconds()}))
+				e.betweenSteps(ctx, a, "l2", browserInterval/2)
+				sid := e.toolCalls(a.n)[0].SessionID
+				e.offline(a, true)
+				offline.Store(true)
+				e.Pause(offlineFor)
+				e.offline(a, false)
+				online := time.Now()
+				a.finish(ctx, "a call whose network came back must complete")
+				e.Expect(resultText(a.result().Result)).To(Equal(fmt.Sprintf("completed %d steps", browserSteps)), "the call's result")
+				callX := e.toolCalls(a.n)[0]
+				if callX.CutAt.IsZero() {
+					e.Failf("the call's stream was not lost while offline: the call ended before its next event (%s)", e.sentAccount(a.n))
+				}
+				sent := eventIDs(callX)
+				resumed := false
+				for _, x := range e.exchanges(a.n) {
+					switch {
+					case x.RPC.Method == "initialize" && x.SessionID == "":
+						e.Expect(x.At.Before(online)).To(BeTrue(), "#%d: back online, the page started a new session (initialize without Mcp-Session-Id) though its session %s lived", x.N, sid)
+					case x.Method == http.MethodGet && slices.Contains(sent, x.LastEventID):
+						resumed = true
+					}
+				}
+				e.Expect(resumed).To(BeTrue(), "back online, the page never resumed the call's lost stream with Last-Event-ID (one of %q): %s", sent, e.getAccount())
+			}},
+
+	}
+}
+
+// expectRejoined checks that run cr went on in session sid: it presented
+// it, and made no session of its own (an initialize without a session id)
+// while sid lived.
+func (e *clientEnv) expectRejoined(cr *clientRun, sid string) {
+	e.Helper()
+	presented := false
+	for _, x := range e.exchanges(cr.n) {
+		presented = presented || x.SessionID == sid
+		if x.RPC.Method == "initialize" && x.SessionID == "" {
+			e.Failf("#%d: after the reload the page started a new session (initialize without Mcp-Session-Id) though its session %s lived: the page must keep the session id in its storage and rejoin it", x.N, sid)
+		}
+	}
+	e.Expect(presented).To(BeTrue(), "run %d never presented the stored session %s", cr.n, sid)
+}
+
+// getAccount lists the check's GET requests, for messages.
+func (e *clientEnv) getAccount() string {
+	var out []string
+	for _, x := range e.exchanges(0) {
+		if x.Method == http.MethodGet {
+			out = append(out, fmt.Sprintf("#%d %s (status %d)", x.N, x.stream(), x.Status))
+		}
+	}
+	return strings.Join(out, "; ")
+}
