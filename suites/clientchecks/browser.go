@@ -81,7 +81,6 @@ func browserChecks() []def {
 				}
 				e.Expect(resumed).To(BeTrue(), "back online, the page never resumed the call's lost stream with Last-Event-ID (one of %q): %s", sent, e.getAccount())
 			}},
-
 	}
 }
 
