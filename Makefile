@@ -20,10 +20,11 @@ all: lint build test
 help:
 	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'
 
-## build: bin/mcp-conform and bin/reference-server
+## build: bin/mcp-conform, bin/reference-server, and bin/page (the reference browser client that `client --browser` grades)
 build:
 	$(GO) build -o $(BIN) ./cmd/mcp-conform
 	$(GO) build -o bin/reference-server ./cmd/reference-server
+	$(GO) run ./reference/browserclient/build bin/page
 
 # End-to-end tests are named TestE2E*: they run the harness as a user
 # would (as a process, against the reference and the broken fixtures) and

@@ -58,6 +58,9 @@ func RunClient(ctx context.Context, o ClientOptions, stdout, stderr io.Writer) (
 		}
 		defer stop()
 		cl.Page, target = page, page.URL
+		if o.Page == "" {
+			target = "the reference browser client (" + page.URL + ")"
+		}
 	}
 	run := &report.Run{
 		Tool: "mcp-conform", Mode: "client", Target: target, CheckSet: string(catalogue.CheckSetResilience),

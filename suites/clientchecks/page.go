@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -37,6 +38,7 @@ func (p *Page) Origin() string {
 
 // pageTab is a tab of a check's profile and the run it shows, if any.
 type pageTab struct {
+	n   int // the tab's number in its check, from 1
 	tab *browser.Tab
 	mu  sync.Mutex
 	cur *pageRun // nil between runs
@@ -73,15 +75,28 @@ func (e *clientEnv) loadPage(cr *clientRun, r contract.Run) (*pageRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Opening a browser context and a tab is the harness's doing, which
+	// a busy machine can make take seconds: the run starts at its load.
+	cr.started = time.Now()
 	p := &pageRun{cr: cr, t: t}
 	t.mu.Lock()
 	t.cur = p
 	t.mu.Unlock()
 	page := strings.ReplaceAll(e.client.Page.URL, contract.PageURLPlaceholder, url.QueryEscape(r.URL))
+	e.browserEvent("tab %d loads the page for run %d", t.n, cr.n)
 	if err := t.tab.Load(page, pageScript(r.Page(cr.n))); err != nil {
 		go p.finish(-1, "the page did not load: "+err.Error())
 	}
 	return p, nil
+}
+
+// browserLane is the timeline's lane of what the browser does: tabs
+// opened, pages loaded, reloaded and torn down, the network going.
+const browserLane = "browser"
+
+// browserEvent puts what the browser did on its lane.
+func (e *clientEnv) browserEvent(format string, args ...any) {
+	e.Log().Mark(browserLane, report.KindNote, "", "browser: "+fmt.Sprintf(format, args...))
 }
 
 // isPage reports a client under test that is a page.
@@ -101,6 +116,7 @@ func (e *clientEnv) reload(cr *clientRun, r contract.Run) *clientRun {
 	e.Helper()
 	old := cr.proc.(*pageRun)
 	e.Logf("!! F-RELOAD: the browser reloads run %d's page; the new document is run %d", cr.n, cr.n+1)
+	e.browserEvent("tab %d reloaded (F-RELOAD)", old.t.n)
 	return e.begin(r, func(next *clientRun, r contract.Run) (runner, error) {
 		p := &pageRun{cr: next, t: old.t}
 		reloaded := false
@@ -133,6 +149,7 @@ func (e *clientEnv) offline(cr *clientRun, off bool) {
 		what = "offline: its requests fail at once"
 	}
 	e.Logf("!! F-OFFLINE: run %d's tab %s", cr.n, what)
+	e.browserEvent("tab %d %s", cr.proc.(*pageRun).t.n, what)
 	if err := cr.proc.(*pageRun).t.tab.Offline(off); err != nil {
 		e.Failf("switching the tab's network: %v", err)
 	}
@@ -157,7 +174,10 @@ func (e *clientEnv) idleTab() (*pageTab, error) {
 		}
 		e.profile = p
 	}
-	t := &pageTab{}
+	t := &pageTab{n: len(e.tabs) + 1}
+	if t.n > 1 {
+		e.browserEvent("tab %d opened beside the others, on the same storage", t.n)
+	}
 	tab, err := e.profile.Open([]string{contract.PageLineBinding, contract.PageExitBinding}, browser.Events{
 		Binding: t.binding, Console: t.console, Crashed: t.crashed,
 	})
@@ -245,6 +265,11 @@ func (p *pageRun) finish(code int, how string) {
 		cr.pmu.Lock()
 		cr.pageDone = true
 		cr.pmu.Unlock()
+		why := how
+		if why == "" {
+			why = fmt.Sprintf("it called exit(%d), its page unloaded", code)
+		}
+		cr.e.browserEvent("tab %d: run %d over: %s", p.t.n, cr.n, why)
 		if err := p.t.tab.Unload(); err != nil {
 			cr.e.Logf("tearing run %d's page down: %v", cr.n, err)
 		}
