@@ -111,7 +111,7 @@ func TestE2EClientBrowser(t *testing.T) {
 				t.Errorf("only %d checks passed:\n%s", passed, out)
 			}
 			if version == "" {
-				for _, id := range []string{"CLI-BROWSER-RELOAD", "CLI-BROWSER-OFFLINE", "CLI-RESUME", "CLI-PERSIST"} {
+				for _, id := range []string{"CLI-BROWSER-RELOAD", "CLI-BROWSER-OFFLINE", "CLI-BROWSER-SECOND-TAB", "CLI-RESUME", "CLI-PERSIST"} {
 					if c := findCheck(run, id); c == nil || c.Verdict != report.Pass {
 						t.Errorf("%s did not pass: %+v", id, c)
 					}
@@ -136,7 +136,7 @@ func TestE2EClientBrowserCatchesBrokenPages(t *testing.T) {
 	for _, p := range brokenpages.All() {
 		t.Run(p.Name, func(t *testing.T) {
 			u := page + "?" + brokenpages.Param + "=" + url.QueryEscape(p.Name)
-			args := append([]string{u}, scenariosOf(append(slices.Clone(p.Breaks), "CLI-CALL-UNDISTURBED", "CLI-BROWSER-RELOAD", "CLI-BROWSER-OFFLINE"))...)
+			args := append([]string{u}, scenariosOf(append(slices.Clone(p.Breaks), "CLI-CALL-UNDISTURBED", "CLI-BROWSER-RELOAD", "CLI-BROWSER-OFFLINE", "CLI-BROWSER-SECOND-TAB"))...)
 			code, run, out := runBrowser(t, exe, broken, args...)
 			if code != exitFail {
 				t.Fatalf("exit %d, want %d:\n%s", code, exitFail, out)

@@ -13,4 +13,7 @@ type Options struct {
 	Transport func(http.RoundTripper) http.RoundTripper
 	// Around runs the client (call) for run r.
 	Around func(r contract.Run, call func() error) error
+	// SharedTabs takes the tab lock away: a second tab of the page uses
+	// the stored session as the first does (see Main).
+	SharedTabs bool
 }

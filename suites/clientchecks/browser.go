@@ -19,8 +19,10 @@ import (
 const (
 	browserSteps    = 6
 	browserInterval = 400 * time.Millisecond
-	// offlineFor is how long CLI-BROWSER-OFFLINE keeps the tab offline.
+	// CLI-BROWSER-OFFLINE keeps the tab offline for offlineFor, and on
+	// until a request of the page fails for it, up to offlineMax.
 	offlineFor = 1500 * time.Millisecond
+	offlineMax = 6 * time.Second
 )
 
 // browserChecks grade what only a web page in a browser has: the
@@ -43,7 +45,7 @@ func browserChecks() []def {
 
 		{Entry: catalogue.Entry{ID: "CLI-BROWSER-OFFLINE", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "browser-refresh",
 			Summary: "A page whose network goes away during a call (its call's stream lost, its requests failing) and comes back resumes the call's stream in its session with Last-Event-ID once online, and shows the call's result, without a new session."},
-			opts: serverOpts{}, runs: 1, waits: browserSteps*browserInterval + offlineFor, body: func(ctx context.Context, e *clientEnv) {
+			opts: serverOpts{}, runs: 1, waits: browserSteps*browserInterval + offlineMax, body: func(ctx context.Context, e *clientEnv) {
 				e.needsPage()
 				var offline atomic.Bool
 				e.srv.setHook(func(x *exchange, w http.ResponseWriter, r *http.Request) bool {
@@ -58,11 +60,11 @@ func browserChecks() []def {
 				a := e.start(callRun("long_operation", map[string]any{"steps": browserSteps, "interval_ms": browserInterval.Milliseconds()}))
 				e.betweenSteps(ctx, a, "l2", browserInterval/2)
 				sid := e.toolCalls(a.n)[0].SessionID
-				e.offline(a, true)
-				offline.Store(true)
-				e.Pause(offlineFor)
-				e.offline(a, false)
+				tried := e.offlineUntilFailure(a, offlineFor, offlineMax, func() { offline.Store(true) })
 				online := time.Now()
+				if !tried {
+					e.Logf("the page sent no request while offline (%v): it waited for the network to come back", offlineMax)
+				}
 				a.finish(ctx, "a call whose network came back must complete")
 				e.Expect(resultText(a.result().Result)).To(Equal(fmt.Sprintf("completed %d steps", browserSteps)), "the call's result")
 				callX := e.toolCalls(a.n)[0]
@@ -81,8 +83,54 @@ func browserChecks() []def {
 				}
 				e.Expect(resumed).To(BeTrue(), "back online, the page never resumed the call's lost stream with Last-Event-ID (one of %q): %s", sent, e.getAccount())
 			}},
+
+		{Entry: catalogue.Entry{ID: "CLI-BROWSER-SECOND-TAB", Level: catalogue.Res, Revisions: catalogue.WithSessions, SpecRef: catalogue.ResilienceProfile + "browser-refresh",
+			Summary: "A second tab of the page, opened on the same storage while the first tab's call runs, neither ends nor takes over the first tab's session: its call completes, the first tab's goes on, no DELETE and no initialize presents the first tab's session meanwhile, and that session's GET stream is not taken from it again and again."},
+			opts: serverOpts{}, runs: 2, waits: firstTabSteps * browserInterval, body: func(ctx context.Context, e *clientEnv) {
+				e.needsPage()
+				// The first tab's call outlasts the second tab's whole run,
+				// however slowly that page loads: the check ends it.
+				a := e.start(callRun("long_operation", map[string]any{"steps": firstTabSteps, "interval_ms": browserInterval.Milliseconds()}))
+				e.betweenSteps(ctx, a, "l1", browserInterval/2)
+				sid := e.toolCalls(a.n)[0].SessionID
+				e.Logf("!! F-SECOND-TAB: a second tab opens the page, on the same storage, while run %d's call runs in session %s", a.n, sid)
+				// Its call outlasts a retry field or two of the first tab's
+				// streams, so two tabs taking one stream would show.
+				b := e.start(callRun("long_operation", map[string]any{"steps": secondTabSteps, "interval_ms": browserInterval.Milliseconds()}))
+				b.finish(ctx, "the second tab's call must complete")
+				e.Expect(resultText(b.result().Result)).To(Equal(fmt.Sprintf("completed %d steps", secondTabSteps)), "the second tab's result")
+				if a.exitedNow() {
+					e.Failf("the first tab's run ended (%s) while the second tab ran, before its call of %d steps could complete%s", a.exitText(), firstTabSteps, a.clientError())
+				}
+				a.end("the second tab is done; the first tab's call was still running")
+				gets := 0
+				for _, x := range e.exchanges(0) {
+					if x.SessionID != sid || x.At.Before(b.started) || x.At.After(b.ended) {
+						continue
+					}
+					switch {
+					case x.Method == http.MethodDelete:
+						e.Failf("#%d: DELETE of session %s while the first tab's call ran in it: the second tab ended the first tab's session", x.N, sid)
+					case x.RPC.Method == "initialize":
+						e.Failf("#%d: initialize presenting session %s while the first tab's call ran in it: a re-initialize recreates the session's transport, cutting the first tab's streams", x.N, sid)
+					case x.Method == http.MethodGet:
+						gets++
+					}
+				}
+				// While both tabs ran: the first tab's GET stream and one
+				// reconnect. More is two tabs taking one session's stream
+				// from each other.
+				e.Expect(gets).To(BeNumerically("<=", 2), "GET requests presenting the first tab's session %s while the second tab ran (of the check: %s): two tabs are taking its stream from each other; each tab must own the session it uses (a lock, or a session of its own for the second tab)", sid, e.getAccount())
+			}},
 	}
 }
+
+// CLI-BROWSER-SECOND-TAB's calls: the first tab's, which the check ends
+// once the second tab's is done, and the second tab's.
+const (
+	firstTabSteps  = 30
+	secondTabSteps = 4
+)
 
 // expectRejoined checks that run cr went on in session sid: it presented
 // it, and made no session of its own (an initialize without a session id)

@@ -42,13 +42,28 @@ type pageTab struct {
 	tab *browser.Tab
 	mu  sync.Mutex
 	cur *pageRun // nil between runs
+	// caught is closed when the tab's events have caught up with a run's
+	// tear-down (see pageRun.finish).
+	caught chan struct{}
 }
+
+// flushRun is the run number of the call that marks where a torn-down
+// page's events end.
+const flushRun = -1
 
 // pageRun is one load of the page: a runner.
 type pageRun struct {
 	cr  *clientRun
 	t   *pageTab
 	end sync.Once
+
+	mu       sync.Mutex
+	failures int           // the page's requests that failed
+	failedCh chan struct{} // closed at the next failure
+}
+
+func newPageRun(cr *clientRun, t *pageTab) *pageRun {
+	return &pageRun{cr: cr, t: t, failedCh: make(chan struct{})}
 }
 
 // pageScript defines contract.PageGlobal for run pr before the page's
@@ -78,7 +93,7 @@ func (e *clientEnv) loadPage(cr *clientRun, r contract.Run) (*pageRun, error) {
 	// Opening a browser context and a tab is the harness's doing, which
 	// a busy machine can make take seconds: the run starts at its load.
 	cr.started = time.Now()
-	p := &pageRun{cr: cr, t: t}
+	p := newPageRun(cr, t)
 	t.mu.Lock()
 	t.cur = p
 	t.mu.Unlock()
@@ -118,7 +133,7 @@ func (e *clientEnv) reload(cr *clientRun, r contract.Run) *clientRun {
 	e.Logf("!! F-RELOAD: the browser reloads run %d's page; the new document is run %d", cr.n, cr.n+1)
 	e.browserEvent("tab %d reloaded (F-RELOAD)", old.t.n)
 	return e.begin(r, func(next *clientRun, r contract.Run) (runner, error) {
-		p := &pageRun{cr: next, t: old.t}
+		p := newPageRun(next, old.t)
 		reloaded := false
 		old.end.Do(func() {
 			reloaded = true
@@ -134,11 +149,31 @@ func (e *clientEnv) reload(cr *clientRun, r contract.Run) *clientRun {
 			// It ended by itself first, its page torn down: a load, then.
 			return e.loadPage(next, r)
 		}
+		if err := old.t.tab.Freeze(); err != nil {
+			e.Logf("freezing run %d's page: %v", cr.n, err)
+		}
 		if err := old.t.tab.Reload(pageScript(r.Page(next.n))); err != nil {
 			go p.finish(-1, "the page did not reload: "+err.Error())
 		}
 		return p, nil
 	})
+}
+
+// offlineUntilFailure is F-OFFLINE for at least least: cr's tab goes
+// offline, and back online once a request of the page failed for it or
+// at most later; it says whether one did. A page may rightly wait for its
+// online event rather than try while offline; one that tries sees its
+// request fail before the network comes back.
+func (e *clientEnv) offlineUntilFailure(cr *clientRun, least, most time.Duration, went func()) bool {
+	e.Helper()
+	p := cr.proc.(*pageRun)
+	before := p.failed()
+	e.offline(cr, true)
+	went()
+	e.Pause(least)
+	failed := p.awaitFailure(before, most-least)
+	e.offline(cr, false)
+	return failed
 }
 
 // offline is F-OFFLINE: the network of cr's tab goes off, or back on.
@@ -179,7 +214,7 @@ func (e *clientEnv) idleTab() (*pageTab, error) {
 		e.browserEvent("tab %d opened beside the others, on the same storage", t.n)
 	}
 	tab, err := e.profile.Open([]string{contract.PageLineBinding, contract.PageExitBinding}, browser.Events{
-		Binding: t.binding, Console: t.console, Crashed: t.crashed,
+		Binding: t.binding, Console: t.console, Crashed: t.crashed, Failed: t.failed,
 	})
 	if err != nil {
 		return nil, err
@@ -210,7 +245,17 @@ func (t *pageTab) current(run int) *pageRun {
 
 func (t *pageTab) binding(name, payload string) {
 	var c contract.PageCall
-	if err := json.Unmarshal([]byte(payload), &c); err != nil || c.Run == 0 {
+	err := json.Unmarshal([]byte(payload), &c)
+	if err == nil && c.Run == flushRun {
+		t.mu.Lock()
+		if t.caught != nil {
+			close(t.caught)
+			t.caught = nil
+		}
+		t.mu.Unlock()
+		return
+	}
+	if err != nil || c.Run == 0 {
 		if p := t.current(0); p != nil {
 			p.cr.consoleLine(fmt.Sprintf("%s called with %q, not what %s.line and exit pass", name, payload, contract.PageGlobal))
 		}
@@ -231,6 +276,44 @@ func (t *pageTab) binding(name, payload string) {
 func (t *pageTab) console(m chromedp.ConsoleMessage) {
 	if p := t.current(0); p != nil {
 		p.cr.consoleLine("console." + string(m.Type) + ": " + m.Text)
+	}
+}
+
+// failed counts a request of the run's page that failed.
+func (t *pageTab) failed(string) {
+	if p := t.current(0); p != nil {
+		p.mu.Lock()
+		p.failures++
+		ch := p.failedCh
+		p.failedCh = make(chan struct{})
+		p.mu.Unlock()
+		close(ch)
+	}
+}
+
+// failed returns how many requests of the page have failed.
+func (p *pageRun) failed() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failures
+}
+
+// awaitFailure waits until more than n requests of the page have failed,
+// or d passes, and reports whether they did.
+func (p *pageRun) awaitFailure(n int, d time.Duration) bool {
+	deadline := time.After(d)
+	for {
+		p.mu.Lock()
+		got, ch := p.failures, p.failedCh
+		p.mu.Unlock()
+		if got > n {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return false
+		}
 	}
 }
 
@@ -256,34 +339,63 @@ func (cr *clientRun) pageWrite(w interface{ Write([]byte) (int, error) }, s stri
 // must not wait on the browser.
 func (p *pageRun) finishAsync(code int, how string) { go p.finish(code, how) }
 
+// caughtUp bounds the wait for a torn-down page's last events.
+const caughtUp = 5 * time.Second
+
 // finish ends the run once: the page is torn down (a page that reported
 // its exit leaves no stream open, as an exited process leaves none), and
-// the tab is free for the next run.
+// the tab is free for the next run. What the page printed before it went
+// is the run's, as a killed process's last lines are read from its pipe:
+// the run ends once the tab's events have caught up with the tear-down
+// (a call of the line binding from the next document, which arrives
+// after every call of the old one).
 func (p *pageRun) finish(code int, how string) {
 	p.end.Do(func() {
-		cr := p.cr
-		cr.pmu.Lock()
-		cr.pageDone = true
-		cr.pmu.Unlock()
+		cr, t := p.cr, p.t
 		why := how
 		if why == "" {
 			why = fmt.Sprintf("it called exit(%d), its page unloaded", code)
 		}
-		cr.e.browserEvent("tab %d: run %d over: %s", p.t.n, cr.n, why)
-		if err := p.t.tab.Unload(); err != nil {
+		cr.e.browserEvent("tab %d: run %d over: %s", t.n, cr.n, why)
+		caught := make(chan struct{})
+		t.mu.Lock()
+		t.caught = caught
+		t.mu.Unlock()
+		err := t.tab.Unload()
+		if err == nil {
+			_, err = t.tab.Eval(fmt.Sprintf(`globalThis[%q](JSON.stringify({run: %d}))`, contract.PageLineBinding, flushRun))
+		}
+		if err == nil {
+			select {
+			case <-caught:
+			case <-time.After(caughtUp):
+				err = fmt.Errorf("its events did not catch up within %v", caughtUp)
+			}
+		}
+		if err != nil {
 			cr.e.Logf("tearing run %d's page down: %v", cr.n, err)
 		}
-		p.t.mu.Lock()
-		p.t.cur = nil
-		p.t.mu.Unlock()
+		cr.pmu.Lock()
+		cr.pageDone = true
+		cr.pmu.Unlock()
+		t.mu.Lock()
+		t.cur, t.caught = nil, nil
+		t.mu.Unlock()
 		cr.exit(code, "", how)
 	})
 }
 
-func (p *pageRun) kill() { p.finish(-1, "its page torn down (F-REFRESH)") }
+func (p *pageRun) kill() {
+	// The page stops handling what arrives at once; tearing it down takes
+	// the browser a while, more on a busy machine.
+	if err := p.t.tab.Freeze(); err != nil {
+		p.cr.e.Logf("freezing run %d's page: %v", p.cr.n, err)
+	}
+	p.finish(-1, "its page torn down (F-REFRESH)")
+}
 
 func (p *pageRun) killing() string {
-	return "torn down: its tab navigated away, its requests aborted, its storage kept"
+	return "frozen and torn down: its scripts stopped at once, then its tab navigated away, its requests aborted, its storage kept"
 }
 
 func (p *pageRun) reap() string { return "" }

@@ -71,6 +71,10 @@ func Launch(path string) (*Browser, error) {
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-features", "Translate,BackForwardCache,MediaRouter,OptimizationHints"),
+		// A WebAssembly page (the reference browser client's is 17 MB) is
+		// compiled function by function as it runs, and never again by the
+		// optimizing tier: every load of it costs far less CPU.
+		chromedp.Flag("js-flags", "--wasm-lazy-compilation --no-wasm-tier-up"),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancel := chromedp.NewContext(actx)

@@ -26,6 +26,9 @@ type Events struct {
 	Console func(m chromedp.ConsoleMessage)
 	// Crashed is the tab's renderer crashing.
 	Crashed func()
+	// Failed is a request of the page that failed (not one it cancelled),
+	// with the browser's error: net::ERR_INTERNET_DISCONNECTED offline.
+	Failed func(errorText string)
 }
 
 // Tab is one tab of a profile.
@@ -57,6 +60,17 @@ func (p *Profile) Open(bindings []string, ev Events) (*Tab, error) {
 	calls := chromedp.Events(ctx, runtime.BindingCalled)
 	console := chromedp.Console(ctx)
 	crashes := chromedp.Events(ctx, inspector.TargetCrashed)
+	failures := chromedp.Events(ctx, network.LoadingFailed)
+	go func() {
+		for f, err := range failures {
+			if err != nil {
+				return
+			}
+			if ev.Failed != nil && !f.Canceled {
+				ev.Failed(f.ErrorText)
+			}
+		}
+	}()
 	go func() {
 		for c, err := range calls {
 			if err != nil {
@@ -143,6 +157,17 @@ func (t *Tab) setScript(ctx context.Context, tg *chromedp.Target, script string)
 	}
 	t.script = res.Identifier
 	return nil
+}
+
+// Freeze stops the page at once (its scripts, timers and the callbacks of
+// its requests: the web lifecycle's frozen state), as a killed process
+// stops, before Unload or Reload takes its time to tear it down; what it
+// stored before stays.
+func (t *Tab) Freeze() error {
+	return chromedp.Do(t.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.SetWebLifecycleState, page.SetWebLifecycleStateParams{State: page.SetWebLifecycleStateStateFrozen})
+		return err
+	}))
 }
 
 // Unload tears the page down: the tab goes to about:blank, which aborts the

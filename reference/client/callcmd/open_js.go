@@ -10,7 +10,11 @@ type store interface {
 	Close() error
 }
 
-// open opens the page's localStorage, whatever dir says: a page keeps what
-// the client remembers where the seeds' BrowserMcpClient keeps it, under
-// the same keys (mcp_session_id, ...).
-func open(string) (store, error) { return storage.OpenWeb("") }
+// WebArea is the page's storage open opens: localStorage, where the
+// seeds' BrowserMcpClient keeps what it remembers, under the same keys
+// (mcp_session_id, ...); a page sets sessionStorage for a tab that must
+// keep a session of its own.
+var WebArea = "localStorage"
+
+// open opens the page's WebArea, whatever dir says.
+func open(string) (store, error) { return storage.OpenWeb(WebArea, "") }

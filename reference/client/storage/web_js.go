@@ -8,7 +8,7 @@ import (
 	"syscall/js"
 )
 
-// Web is a page's localStorage, with its keys prefixed: what the seeds'
+// Web is a page's localStorage (or sessionStorage), with its keys prefixed: what the seeds'
 // BrowserMcpClient keeps (session id, last event id) survives a reload of
 // the page, and goes when the site's storage is cleared.
 type Web struct {
@@ -16,12 +16,12 @@ type Web struct {
 	prefix string
 }
 
-// OpenWeb opens the page's localStorage; every key is stored as
-// prefix+key.
-func OpenWeb(prefix string) (*Web, error) {
-	ls := js.Global().Get("localStorage")
+// OpenWeb opens the page's area ("localStorage", or "sessionStorage":
+// this tab's alone); every key is stored as prefix+key.
+func OpenWeb(area, prefix string) (*Web, error) {
+	ls := js.Global().Get(area)
 	if ls.IsUndefined() || ls.IsNull() {
-		return nil, errors.New("this page has no localStorage")
+		return nil, errors.New("this page has no " + area)
 	}
 	return &Web{ls: ls, prefix: prefix}, nil
 }
