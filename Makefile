@@ -149,6 +149,7 @@ conform-thirdparty: build
 	THIRDPARTY_PARALLEL_1=1 GOSDK_PEER=$(CURDIR)/bin/gosdk-peer GOSDK_RECIPES_PEER=$(CURDIR)/bin/gosdk-recipes-peer MCPGO_PEER=$(CURDIR)/bin/mcpgo-peer MCPGO_RECIPES_PEER=$(CURDIR)/bin/mcpgo-recipes-peer TRPCMCP_PEER=$(CURDIR)/bin/trpcmcp-peer fixtures/thirdparty/run.sh $(BIN) || status=1; \
 	fixtures/thirdparty/replicas.sh $(BIN) || status=1; \
 	fixtures/thirdparty/clients/run.sh $(BIN) || status=1; \
+	fixtures/thirdparty/browser/run.sh $(BIN) || status=1; \
 	GOSDK_PEER=$(CURDIR)/bin/gosdk-peer $(GO) test -count=1 -run '^TestE2EInitThirdParty$$' ./cmd/mcp-conform || status=1; \
 	exit $$status
 
