@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -169,4 +171,30 @@ func findCheck(run *report.Run, id string) *report.Check {
 		}
 	}
 	return nil
+}
+
+// TestClientBrowserUsage: --browser's mistakes are usage errors (exit 2)
+// that say what is wrong, and so is a machine without Chromium.
+func TestClientBrowserUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--browser", "ftp://x"}, "", "want the page's http:// or https:// URL"},
+		{[]string{"--browser", "http://a", "http://b"}, "", "takes one page URL, got http://a http://b"},
+		{[]string{"--browser", "--command", "x"}, "", "give one"},
+		{[]string{"--browser", "http://127.0.0.1:1/", "--scenario", "CLI-PERSIST"}, "/nonexistent/chromium", "--browser needs Chromium"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv(browser.EnvChromium, tc.env)
+			}
+			var stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"client"}, tc.args...), io.Discard, &stderr)
+			if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), exitUsage, tc.want)
+			}
+		})
+	}
 }
