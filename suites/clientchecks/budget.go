@@ -125,6 +125,9 @@ func (cr *clientRun) overdue(waiting, missing string, atDeadline bool) {
 	late := judgeLate(sign, n, time.Since(cr.started), cl.Measured.Requests)
 	switch late {
 	case lateSilent:
+		if why := cr.pageStarving(); why != "" {
+			cr.e.Inconclusivef("%s; it sent no request and printed nothing, %s%s", head, why, detail)
+		}
 		cr.e.Failf("%s; it sent no request and printed nothing: %s%s", head, missing, detail)
 	case lateLoops:
 		cr.e.Failf("%s; it sent %d requests (the undisturbed run sent %d): %s, it loops%s", head, n, cl.Measured.Requests, missing, detail)

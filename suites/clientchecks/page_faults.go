@@ -2,6 +2,9 @@ package clientchecks
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcp-conform/mcp-conform/contract"
@@ -91,4 +94,35 @@ func (e *clientEnv) offline(cr *clientRun, off bool) {
 	if err := cr.proc.(*pageRun).t.tab.Offline(off); err != nil {
 		e.Failf("switching the tab's network: %v", err)
 	}
+}
+
+// pageStarving says why a page that showed no sign of life may never have
+// been run by the browser, or "": on a machine whose load average is at
+// least its cores, a page's start (its scripts parsed, its WebAssembly
+// compiled: work a process start does not have) can outlast a budget
+// measured on a quieter moment, and a hung page cannot be told from one
+// the browser has not got to.
+func (cr *clientRun) pageStarving() string {
+	if _, ok := cr.proc.(*pageRun); !ok {
+		return ""
+	}
+	if avg := loadAverage(); avg >= float64(cores) {
+		return fmt.Sprintf("on a machine whose load average was %.1f on %d cores: the browser may not have got to run the page", avg, cores)
+	}
+	return ""
+}
+
+// loadAverage is the machine's load average over the last minute (0 where
+// /proc/loadavg cannot be read).
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
