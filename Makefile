@@ -12,7 +12,7 @@ BIN := bin/mcp-conform
 # Arguments for `make run`, e.g. make run ARGS="reference-server --addr 127.0.0.1:9000".
 ARGS ?= reference-server
 
-.PHONY: all build test test-race test-e2e test-matrix test-load check run lint fmt bench flake clean fuzz help release-snapshot docs
+.PHONY: all build test test-race test-e2e test-browser test-matrix test-load check run lint fmt bench flake clean fuzz help release-snapshot docs
 
 all: lint build test
 
@@ -36,7 +36,7 @@ E2E_RUN := '^TestE2E'
 COUNT ?= 1
 TEST_TIMEOUT ?= 10m
 
-## test: the self-tests: lint, then the race pass beside the end-to-end pass (one to three minutes on two cores)
+## test: the self-tests: lint, then the race pass beside the end-to-end pass, then the browser pass (a few minutes on two cores)
 # Two passes, each where it finds what it is for:
 #  1. test-race: every package with the race detector and -short: the
 #     unit and integration tests. In cmd/mcp-conform, TestE2EServerReference
@@ -52,8 +52,16 @@ TEST_TIMEOUT ?= 10m
 # its runs wait for (grace periods, restarts), so one alone leaves a core
 # idle. The harness measures the delays a busy machine causes it and never
 # blames a target for them; make test-load proves that with both cores taken.
+# 3. test-browser, after them: the client checks against web pages in a
+#    real Chromium, whose page loads would otherwise compete with the two
+#    passes for the cores.
 test: lint
 	@$(MAKE) --no-print-directory -j2 test-race test-e2e
+	@$(MAKE) --no-print-directory test-browser
+
+## test-browser: make test's browser pass alone: the reference browser client and the broken pages under client --browser (skipped without Chromium)
+test-browser:
+	GOGC=$(TEST_GOGC) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBrowser' ./cmd/mcp-conform
 
 ## test-race: make test's race pass alone
 # -p: two test binaries a core, as the slowest packages' tests mostly wait.

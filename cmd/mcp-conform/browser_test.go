@@ -78,12 +78,12 @@ func runBrowser(t *testing.T, exe, dir string, args ...string) (int, *report.Run
 	return code, readRun(t, file), out.String()
 }
 
-// TestE2EClientBrowser: the reference browser client, graded in Chromium,
+// TestBrowserReference: the reference browser client, graded in Chromium,
 // passes every client check that applies to it at both revisions: each
 // run a load of the page, each kill the page torn down, the browser
 // checks through the browser's own reload and offline network. Only OAuth
 // is declined (the page does no authorization flow).
-func TestE2EClientBrowser(t *testing.T) {
+func TestBrowserReference(t *testing.T) {
 	skipShort(t, "runs the client checks against the reference browser client in Chromium")
 	t.Parallel()
 	ref, _ := buildPages(t)
@@ -127,9 +127,9 @@ func TestE2EClientBrowser(t *testing.T) {
 	}
 }
 
-// TestE2EClientBrowserCatchesBrokenPages: against each broken page,
+// TestBrowserCatchesBrokenPages: against each broken page,
 // exactly the checks it breaks fail and the others of the run pass.
-func TestE2EClientBrowserCatchesBrokenPages(t *testing.T) {
+func TestBrowserCatchesBrokenPages(t *testing.T) {
 	skipShort(t, "runs the browser checks against the broken pages in Chromium")
 	t.Parallel()
 	_, broken := buildPages(t)

@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
+	"sync"
 
 	"github.com/mcp-conform/mcp-conform/contract"
 	"github.com/mcp-conform/mcp-conform/reference/browserclient"
@@ -39,9 +39,7 @@ func All() []Page {
 		{Name: "page-tabs-share-session", About: "a second tab uses the stored session as the first tab does, with no lock between them: their GET streams take the session's stream from each other",
 			Breaks:  []string{"CLI-BROWSER-SECOND-TAB"},
 			Options: browserclient.Options{SharedTabs: true}},
-		{Name: "page-offline-fatal", About: "once a request of the page failed for want of a network, every later request fails: the page never recovers from going offline",
-			Breaks:  []string{"CLI-BROWSER-OFFLINE"},
-			Options: browserclient.Options{Transport: fatalOffline}},
+		offlineFatal(),
 	}
 }
 
@@ -62,20 +60,40 @@ func skipResume(r contract.Run, call func() error) error {
 	return call()
 }
 
-// fatalOffline fails every request after the first that failed for
-// another reason than its own cancel.
-func fatalOffline(next http.RoundTripper) http.RoundTripper {
-	var dead atomic.Bool
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		if dead.Load() {
-			return nil, errors.New("the network failed once: this page gives up")
+// offlineFatal is the page that gives up once a request of it failed for
+// another reason than its own cancel: every later request fails, and the
+// run ends with that error at once.
+func offlineFatal() Page {
+	dead := make(chan struct{})
+	var once sync.Once
+	errDead := errors.New("the network failed once: this page gives up")
+	transport := func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			select {
+			case <-dead:
+				return nil, errDead
+			default:
+			}
+			resp, err := next.RoundTrip(req)
+			if err != nil && req.Context().Err() == nil {
+				once.Do(func() { close(dead) })
+			}
+			return resp, err
+		})
+	}
+	around := func(_ contract.Run, call func() error) error {
+		done := make(chan error, 1)
+		go func() { done <- call() }()
+		select {
+		case err := <-done:
+			return err
+		case <-dead:
+			return errDead
 		}
-		resp, err := next.RoundTrip(req)
-		if err != nil && req.Context().Err() == nil {
-			dead.Store(true)
-		}
-		return resp, err
-	})
+	}
+	return Page{Name: "page-offline-fatal", About: "once a request of the page failed for want of a network, every later request fails and the page gives up: it never recovers from going offline",
+		Breaks:  []string{"CLI-BROWSER-OFFLINE"},
+		Options: browserclient.Options{Transport: transport, Around: around}}
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
