@@ -61,7 +61,7 @@ test: lint
 
 ## test-browser: make test's browser pass alone: the reference browser client and the broken pages under client --browser (skipped without Chromium)
 test-browser:
-	GOGC=$(TEST_GOGC) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBrowser' ./cmd/mcp-conform
+	GOGC=$(TEST_GOGC) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBrowser' ./...
 
 ## test-race: make test's race pass alone
 # -p: two test binaries a core, as the slowest packages' tests mostly wait.

@@ -11,9 +11,9 @@ import (
 )
 
 // TestShortSkipsRunInE2E: make test runs every package with -short, then
-// the tests named TestE2E… without it (Makefile, E2E_RUN). A test that
-// skips under -short and is named otherwise would run nowhere: it must be
-// named TestE2E….
+// the tests named TestE2E… without it (Makefile, E2E_RUN), then those
+// named TestBrowser… (test-browser). A test that skips under -short and is
+// named otherwise would run nowhere.
 func TestShortSkipsRunInE2E(t *testing.T) {
 	root := "../.."
 	fset := token.NewFileSet()
@@ -33,7 +33,7 @@ func TestShortSkipsRunInE2E(t *testing.T) {
 		}
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") || strings.HasPrefix(fn.Name.Name, "TestE2E") {
+			if !ok || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") || strings.HasPrefix(fn.Name.Name, "TestE2E") || strings.HasPrefix(fn.Name.Name, "TestBrowser") {
 				continue
 			}
 			ast.Inspect(fn.Body, func(n ast.Node) bool {
@@ -42,7 +42,7 @@ func TestShortSkipsRunInE2E(t *testing.T) {
 					return true
 				}
 				if skipsShort(call) {
-					t.Errorf("%s: %s skips under -short but is not named TestE2E…: make test never runs it", fset.Position(fn.Pos()), fn.Name.Name)
+					t.Errorf("%s: %s skips under -short but is not named TestE2E… or TestBrowser…: make test never runs it", fset.Position(fn.Pos()), fn.Name.Name)
 					return false
 				}
 				return true
