@@ -5,21 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/mcp-conform/mcp-conform/internal/cli"
 )
 
 // stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-
-func (l *stringList) Set(v string) error {
-	if strings.TrimSpace(v) == "" {
-		return fmt.Errorf("empty value")
-	}
-	*l = append(*l, v)
-	return nil
-}
+type stringList = cli.StringList
 
 // parallelFlag checks --parallel: the harness takes 0 to mean its default,
 // but on the command line 0 is a mistake.

@@ -104,3 +104,16 @@ func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer)
 	_ = stderr.Flush()
 	os.Exit(code)
 }
+
+// StringList is a repeatable string flag; an empty value is an error.
+type StringList []string
+
+func (l *StringList) String() string { return strings.Join(*l, ",") }
+
+func (l *StringList) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errors.New("empty value")
+	}
+	*l = append(*l, v)
+	return nil
+}

@@ -6,10 +6,8 @@
 package callcmd
 
 import (
-	"errors"
-	"strings"
-
 	"github.com/mcp-conform/mcp-conform/internal/cli"
+	"github.com/mcp-conform/mcp-conform/reference/client/storage"
 )
 
 var (
@@ -18,14 +16,11 @@ var (
 )
 
 // stringList is a repeatable string flag.
-type stringList []string
+type stringList = cli.StringList
 
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-
-func (l *stringList) Set(v string) error {
-	if strings.TrimSpace(v) == "" {
-		return errors.New("empty value")
-	}
-	*l = append(*l, v)
-	return nil
+// store is the client's storage as the command opens it (open, by
+// platform).
+type store interface {
+	storage.Storage
+	Close() error
 }

@@ -4,12 +4,6 @@ package callcmd
 
 import "github.com/mcp-conform/mcp-conform/reference/client/storage"
 
-// store is the client's storage as the command opens it.
-type store interface {
-	storage.Storage
-	Close() error
-}
-
 // WebArea is the page's storage open opens: localStorage, where the
 // seeds' BrowserMcpClient keeps what it remembers, under the same keys
 // (mcp_session_id, ...); a page sets sessionStorage for a tab that must
