@@ -34,9 +34,7 @@ func browserChecks() []def {
 			Summary: "The seeds' acceptance test: a page reloaded by the browser while a call runs rejoins its stored session (no new session while it lives) and shows the call's result."},
 			opts: serverOpts{}, runs: 2, waits: browserSteps * browserInterval, body: func(ctx context.Context, e *clientEnv) {
 				e.needsPage()
-				a := e.start(callRun("long_operation", map[string]any{"steps": browserSteps, "interval_ms": browserInterval.Milliseconds()}))
-				e.betweenSteps(ctx, a, "l2", browserInterval/2)
-				sid := e.toolCalls(a.n)[0].SessionID
+				a, sid := e.callInFlight(ctx, browserSteps, "l2")
 				b := e.reload(a, actionRun(contract.ActionResume))
 				b.finish(ctx, "the page reloaded during a call must rejoin its session and show the call's result")
 				e.Expect(resultText(b.result().Result)).To(Equal(fmt.Sprintf("completed %d steps", browserSteps)), "the call's result after the reload")
@@ -57,9 +55,7 @@ func browserChecks() []def {
 					}
 					return false
 				})
-				a := e.start(callRun("long_operation", map[string]any{"steps": browserSteps, "interval_ms": browserInterval.Milliseconds()}))
-				e.betweenSteps(ctx, a, "l2", browserInterval/2)
-				sid := e.toolCalls(a.n)[0].SessionID
+				a, sid := e.callInFlight(ctx, browserSteps, "l2")
 				tried := e.offlineUntilFailure(a, offlineFor, offlineMax, func() { offline.Store(true) })
 				online := time.Now()
 				if !tried {
@@ -90,13 +86,11 @@ func browserChecks() []def {
 				e.needsPage()
 				// The first tab's call outlasts the second tab's whole run,
 				// however slowly that page loads: the check ends it.
-				a := e.start(callRun("long_operation", map[string]any{"steps": firstTabSteps, "interval_ms": browserInterval.Milliseconds()}))
-				e.betweenSteps(ctx, a, "l1", browserInterval/2)
-				sid := e.toolCalls(a.n)[0].SessionID
+				a, sid := e.callInFlight(ctx, firstTabSteps, "l1")
 				e.Logf("!! F-SECOND-TAB: a second tab opens the page, on the same storage, while run %d's call runs in session %s", a.n, sid)
 				// Its call outlasts a retry field or two of the first tab's
 				// streams, so two tabs taking one stream would show.
-				b := e.start(callRun("long_operation", map[string]any{"steps": secondTabSteps, "interval_ms": browserInterval.Milliseconds()}))
+				b := e.start(browserCall(secondTabSteps))
 				b.finish(ctx, "the second tab's call must complete")
 				e.Expect(resultText(b.result().Result)).To(Equal(fmt.Sprintf("completed %d steps", secondTabSteps)), "the second tab's result")
 				if a.exitedNow() {
@@ -123,6 +117,22 @@ func browserChecks() []def {
 				e.Expect(gets).To(BeNumerically("<=", 2), "GET requests presenting the first tab's session %s while the second tab ran (of the check: %s): two tabs are taking its stream from each other; each tab must own the session it uses (a lock, or a session of its own for the second tab)", sid, e.getAccount())
 			}},
 	}
+}
+
+// browserCall is a run that calls long_operation for steps steps,
+// browserInterval apart.
+func browserCall(steps int) contract.Run {
+	return callRun("long_operation", map[string]any{"steps": steps, "interval_ms": browserInterval.Milliseconds()})
+}
+
+// callInFlight starts a run of browserCall(steps) and returns it once the
+// server has sent step of it (and the page had half a step to handle it),
+// with the session the call runs in.
+func (e *clientEnv) callInFlight(ctx context.Context, steps int, step string) (*clientRun, string) {
+	e.Helper()
+	a := e.start(browserCall(steps))
+	e.betweenSteps(ctx, a, step, browserInterval/2)
+	return a, e.sessionOf(a.n)
 }
 
 // CLI-BROWSER-SECOND-TAB's calls: the first tab's, which the check ends

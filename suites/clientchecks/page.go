@@ -3,6 +3,7 @@ package clientchecks
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"sync"
@@ -85,17 +86,14 @@ func pageScript(pr contract.PageRun) string {
 // loadPage starts run cr as a load of the page in an idle tab of the
 // check's profile (a new tab if every tab is busy).
 func (e *clientEnv) loadPage(cr *clientRun, r contract.Run) (*pageRun, error) {
-	t, err := e.idleTab()
+	p, err := e.idleTab(cr)
 	if err != nil {
 		return nil, err
 	}
+	t := p.t
 	// Opening a browser context and a tab is the harness's doing, which
 	// a busy machine can make take seconds: the run starts at its load.
 	cr.started = time.Now()
-	p := newPageRun(cr, t)
-	t.mu.Lock()
-	t.cur = p
-	t.mu.Unlock()
 	page := strings.ReplaceAll(e.client.Page.URL, contract.PageURLPlaceholder, url.QueryEscape(r.URL))
 	e.browserEvent("tab %d loads the page for run %d", t.n, cr.n)
 	if err := t.tab.Load(page, pageScript(r.Page(cr.n))); err != nil {
@@ -104,17 +102,25 @@ func (e *clientEnv) loadPage(cr *clientRun, r contract.Run) (*pageRun, error) {
 	return p, nil
 }
 
-// idleTab returns a tab whose run ended, or opens one.
-func (e *clientEnv) idleTab() (*pageTab, error) {
+// idleTab gives run cr a tab whose run ended, or a new one, and returns
+// cr's load of the page there. The tab is taken under the check's lock,
+// so two runs started at once never share one.
+func (e *clientEnv) idleTab(cr *clientRun) (*pageRun, error) {
 	e.pmu.Lock()
 	defer e.pmu.Unlock()
+	take := func(t *pageTab) *pageRun {
+		p := newPageRun(cr, t)
+		t.cur = p
+		return p
+	}
 	for _, t := range e.tabs {
 		t.mu.Lock()
-		free := t.cur == nil
-		t.mu.Unlock()
-		if free {
-			return t, nil
+		if t.cur == nil {
+			p := take(t)
+			t.mu.Unlock()
+			return p, nil
 		}
+		t.mu.Unlock()
 	}
 	if e.profile == nil {
 		p, err := e.client.Page.Browser.Profile()
@@ -135,7 +141,9 @@ func (e *clientEnv) idleTab() (*pageTab, error) {
 	}
 	t.tab = tab
 	e.tabs = append(e.tabs, t)
-	return t, nil
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return take(t), nil
 }
 
 // closePages closes the check's profile: its tabs and its storage.
@@ -241,7 +249,7 @@ func (t *pageTab) crashed() {
 func (cr *clientRun) consoleLine(s string) { cr.pageWrite(cr.errw, s) }
 
 // pageWrite writes one line the page printed, unless the run has ended.
-func (cr *clientRun) pageWrite(w interface{ Write([]byte) (int, error) }, s string) {
+func (cr *clientRun) pageWrite(w io.Writer, s string) {
 	cr.pmu.Lock()
 	defer cr.pmu.Unlock()
 	if !cr.pageDone {
